@@ -1,0 +1,65 @@
+/**
+ * Prompt-size estimation before the upstream call, for the reservation and the context-window check.
+ * Why bytes/3: byte-level BPE tokenizers average about 4 bytes per token on English and about 3 on code
+ * and on CJK text (3 bytes per character); dividing by 3 over-estimates slightly on most text, so a hold
+ * rarely falls short of the upstream's own count. Running a real tokenizer would cost hundreds of
+ * microseconds per 4 KB prompt on the hot path and would still be wrong for non-OpenAI upstreams.
+ */
+import type { ChatMessage, FunctionTool } from '../openai/chat-types.js';
+
+const encoder = new TextEncoder();
+/** OpenAI's documented per-message framing overhead, and the reply primer. */
+const PER_MESSAGE = 4;
+const REPLY_PRIMER = 3;
+/** A high-detail image tile budget (OpenAI: 85 base + 170 per 512px tile, four tiles). */
+const PER_IMAGE = 765;
+/** Audio and files have no size hint the gateway can read cheaply; count a fixed budget each. */
+const PER_ATTACHMENT = 1000;
+
+export function estimateTextTokens(text: string): number {
+  if (text.length === 0) return 0;
+  // Fast path: pure ASCII strings have one byte per UTF-16 unit, so no encoding is needed.
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) {
+      bytes = encoder.encode(text).length;
+      break;
+    }
+  }
+  return Math.ceil(bytes / 3);
+}
+
+export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: readonly FunctionTool[]): number {
+  let total = REPLY_PRIMER;
+  for (const m of messages) {
+    total += PER_MESSAGE;
+    if (m.name) total += estimateTextTokens(m.name);
+    const c = m.content;
+    if (typeof c === 'string') {
+      total += estimateTextTokens(c);
+    } else if (c) {
+      for (const part of c) {
+        switch (part.type) {
+          case 'text':
+            total += estimateTextTokens(part.text);
+            break;
+          case 'refusal':
+            total += estimateTextTokens(part.refusal);
+            break;
+          case 'image_url':
+            total += PER_IMAGE;
+            break;
+          default:
+            total += PER_ATTACHMENT;
+        }
+      }
+    }
+    if (m.tool_calls) {
+      for (const call of m.tool_calls) {
+        total += estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments) + 3;
+      }
+    }
+  }
+  if (tools && tools.length > 0) total += estimateTextTokens(JSON.stringify(tools));
+  return total;
+}

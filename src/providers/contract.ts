@@ -1,0 +1,68 @@
+/**
+ * The adapter contract every provider implements. Adapters translate between the gateway's OpenAI-shaped
+ * request and one upstream protocol; they never know about credits, keys or aliases. Web standards only.
+ */
+import type { AssistantMessage, ChatRequest, ChunkDelta, FinishReason } from '../openai/chat-types.js';
+
+export interface UpstreamTokens {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface UpstreamCall {
+  /** The request after validation; `max_tokens` is always set (the gateway's output bound). */
+  request: ChatRequest & { max_tokens: number };
+  /** Upstream model name as the provider knows it, e.g. `gpt-4o-mini`. */
+  model: string;
+  /** Aborted on client disconnect or deadline: the adapter must stop reading and close the upstream call. */
+  signal: AbortSignal;
+}
+
+export interface UpstreamCompletion {
+  message: AssistantMessage;
+  finishReason: FinishReason;
+  /** As reported by the upstream; null when it reported none (the gateway then estimates). */
+  usage: UpstreamTokens | null;
+  /** The model the upstream says answered (it may differ from the one asked for). */
+  model: string | null;
+}
+
+export type StreamEvent =
+  | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null }
+  | { type: 'usage'; usage: UpstreamTokens };
+
+/** Why an upstream call failed, in terms the failover logic can act on. */
+export type UpstreamFailureKind =
+  | 'connect' // connection refused / DNS / reset before a response
+  | 'http' // a non-2xx status
+  | 'timeout' // a deadline passed
+  | 'protocol' // a malformed response or stream
+  | 'aborted'; // our own signal fired (client gone)
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    message: string,
+    /** HTTP status when kind is `http`. */
+    readonly status: number | null = null,
+    /** True when another target (or a retry) may succeed: connect, timeout, 429, 5xx. */
+    readonly retryable: boolean = kind !== 'protocol' && kind !== 'aborted',
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+export interface ProviderAdapter {
+  /** The provider's configured name, e.g. `openai`; used as `routed_provider`. */
+  readonly name: string;
+  /** Whether calls cost money: test-environment keys are only ever served by free (sandbox) providers. */
+  readonly paid: boolean;
+  complete(call: UpstreamCall): Promise<UpstreamCompletion>;
+  /**
+   * Starts a streaming call. Resolves once the upstream accepted the request (status 2xx), rejects with an
+   * UpstreamError otherwise. Iterating yields events as they arrive; iteration throws UpstreamError on a cut
+   * or malformed stream. Breaking out of the iteration releases the upstream connection.
+   */
+  stream(call: UpstreamCall): Promise<AsyncIterable<StreamEvent>>;
+}
