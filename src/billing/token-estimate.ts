@@ -63,3 +63,13 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: r
   if (tools && tools.length > 0) total += estimateTextTokens(JSON.stringify(tools));
   return total;
 }
+
+/**
+ * Completion tokens actually delivered when the upstream reported no usage (a client hung up, or the
+ * upstream omits usage): at least one token per non-empty delta, and about 4 bytes per token of text.
+ * Deliberately lower than the prompt estimate: here the gateway must not charge for more than was sent.
+ */
+export function estimateDeliveredTokens(text: string, deltas: number): number {
+  const byBytes = Math.ceil(estimateTextTokens(text) * 0.75);
+  return Math.max(byBytes, text.length > 0 ? deltas : 0);
+}

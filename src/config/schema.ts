@@ -1,0 +1,130 @@
+/**
+ * The gateway configuration file (JSON or YAML, path in SVC_CONFIG), validated at start. Errors name the
+ * field (`providers.openai.base_url: ...`). Reading the file and the environment happens in
+ * src/runtime/node/; this module only validates a decoded value.
+ */
+import { z } from 'zod';
+import { formatPath } from '../openai/chat-request.js';
+
+const positiveMs = z.number().int().positive();
+
+export const timeoutsSchema = z
+  .object({
+    connect_ms: positiveMs.optional(),
+    first_token_ms: positiveMs.optional(),
+    between_chunks_ms: positiveMs.optional(),
+    total_ms: positiveMs.optional(),
+  })
+  .strict();
+
+const paceSchema = z
+  .object({
+    time_to_first_token_ms: z.number().int().min(0).default(0),
+    tokens_per_second: z.number().min(0).default(0),
+  })
+  .strict();
+
+const openAICompatibleProvider = z
+  .object({
+    type: z.literal('openai-compatible'),
+    base_url: z.url({ protocol: /^https?$/ }),
+    /** Name of the environment variable holding the API key; omit for keyless local servers (Ollama, vLLM). */
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /** Whether calls cost money. Test keys never reach a paid provider. */
+    paid: z.boolean().default(true),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeouts: timeoutsSchema.optional(),
+  })
+  .strict();
+
+const sandboxProvider = z
+  .object({
+    type: z.literal('sandbox'),
+    pace: paceSchema.optional(),
+    timeouts: timeoutsSchema.optional(),
+  })
+  .strict();
+
+export const providerSchema = z.discriminatedUnion('type', [openAICompatibleProvider, sandboxProvider]);
+
+const targetSchema = z
+  .object({ provider: z.string().min(1), model: z.string().min(1), timeouts: timeoutsSchema.optional() })
+  .strict();
+
+const tierSchema = z
+  .object({
+    targets: z.array(targetSchema).min(1, 'needs at least one target'),
+    default_max_tokens: z.number().int().positive().optional(),
+  })
+  .strict();
+
+const autoSchema = z
+  .object({
+    /** 0 = always the cheapest tier that may do, 1 = lean to capability; the default favours quality. */
+    quality_bias: z.number().min(0).max(1).default(0.7),
+    default_max_tokens: z.number().int().positive().optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        max_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
+        hold_lease_ms: z.number().int().min(10_000).default(15 * 60 * 1000),
+        reaper_interval_ms: z.number().int().min(100).default(30_000),
+      })
+      .strict()
+      .prefault({}),
+    providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case'), providerSchema),
+    aliases: z
+      .object({
+        'svc-fast': tierSchema,
+        'svc-code': tierSchema,
+        'svc-smart': tierSchema,
+        'svc-auto': autoSchema.prefault({}),
+      })
+      .strict(),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    for (const tier of ['svc-fast', 'svc-code', 'svc-smart'] as const) {
+      cfg.aliases[tier].targets.forEach((t, i) => {
+        if (!(t.provider in cfg.providers)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['aliases', tier, 'targets', i, 'provider'],
+            message: `unknown provider '${t.provider}' (defined: ${Object.keys(cfg.providers).join(', ') || 'none'})`,
+          });
+        }
+      });
+    }
+  });
+
+export type GatewayConfig = z.infer<typeof configSchema>;
+export type ProviderConfig = z.infer<typeof providerSchema>;
+export type TimeoutsConfig = z.infer<typeof timeoutsSchema>;
+export type TierAlias = 'svc-fast' | 'svc-code' | 'svc-smart';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Validates a decoded config value; throws ConfigError listing every bad field. */
+export function parseConfig(value: unknown): GatewayConfig {
+  const result = configSchema.safeParse(value);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((i) => `  ${formatPath(i.path) || '(root)'}: ${i.message}`);
+  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** The built-in catalog: every alias served by the in-process sandbox, so a fresh install works offline. */
+export const DEFAULT_CONFIG: unknown = {
+  providers: { sandbox: { type: 'sandbox', pace: { time_to_first_token_ms: 120, tokens_per_second: 80 } } },
+  aliases: {
+    'svc-fast': { targets: [{ provider: 'sandbox', model: 'sandbox-fast' }] },
+    'svc-code': { targets: [{ provider: 'sandbox', model: 'sandbox-code' }] },
+    'svc-smart': { targets: [{ provider: 'sandbox', model: 'sandbox-smart' }] },
+  },
+};

@@ -1,0 +1,46 @@
+/**
+ * createApp(deps): the Hono application, wiring only. Runtime-agnostic: the Node entry point (and later
+ * an edge entry) builds the deps and serves `app.fetch`.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { GatewayError } from '../openai/errors.js';
+import { apiKeysRoutes } from '../http/api-keys.js';
+import { chatCompletionsRoutes } from '../http/chat-completions.js';
+import { creditsRoutes } from '../http/credits.js';
+import { auth } from '../http/middleware/auth.js';
+import { errorResponse, onError, onNotFound } from '../http/middleware/errors.js';
+import { requestId } from '../http/middleware/request-id.js';
+import { modelsRoutes } from '../http/models.js';
+import { usageRoutes } from '../http/usage.js';
+import type { AppDeps, AppEnv } from './deps.js';
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(onError);
+  app.notFound(onNotFound);
+  app.use('*', async (c, next) => {
+    c.set('deps', deps);
+    await next();
+  });
+  app.use('*', requestId);
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: deps.limits.maxBodyBytes,
+      onError: (c) =>
+        errorResponse(
+          c,
+          new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
+        ),
+    }),
+  );
+  app.use('/v1/*', auth);
+  app.route('/v1/models', modelsRoutes);
+  app.route('/v1/chat/completions', chatCompletionsRoutes);
+  app.route('/v1/credits', creditsRoutes);
+  app.route('/v1/usage', usageRoutes);
+  app.route('/v1/api-keys', apiKeysRoutes);
+  return app;
+}

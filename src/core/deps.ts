@@ -1,0 +1,25 @@
+import type { RoutingTable } from '../routing/router.js';
+import type { Store } from '../store/types.js';
+import type { Clock } from './clock.js';
+import type { Logger } from './logger.js';
+
+/** What createApp needs. Nothing below the runtime entry point reads the environment or the filesystem. */
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  routing: RoutingTable;
+  logger: Logger;
+  limits: {
+    maxBodyBytes: number;
+    /** Lifetime of a credit hold before the reaper may void it; longer than any upstream call. */
+    holdLeaseMs: number;
+  };
+}
+
+export interface AppEnv {
+  Variables: {
+    deps: AppDeps;
+    requestId: string;
+    key: import('../store/types.js').ApiKeyRecord;
+  };
+}

@@ -1,0 +1,58 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../core/deps.js';
+import { formatPath } from '../openai/chat-request.js';
+import { forbidden, invalidRequest, notFound } from '../openai/errors.js';
+import { canSee, escalation } from '../keys/key-policy.js';
+import { createApiKey, keyView } from '../keys/key-service.js';
+import { readJson } from './json-body.js';
+
+const createBody = z
+  .object({
+    name: z.string().min(1).max(128).nullable().optional(),
+    environment: z.enum(['live', 'test']).optional(),
+    daily_credit_limit: z.number().int().min(1).nullable().optional(),
+  })
+  .strict();
+
+export const apiKeysRoutes = new Hono<AppEnv>()
+  .get('/', async (c) => {
+    const actor = c.get('key');
+    const keys = await c.get('deps').store.keys.listActiveKeys(actor.accountId);
+    return c.json({ object: 'list', data: keys.filter((k) => canSee(actor, k)).map(keyView) });
+  })
+  .post('/', async (c) => {
+    const actor = c.get('key');
+    const parsed = createBody.safeParse(await readJson(c));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const param = issue ? formatPath(issue.path) || null : null;
+      throw invalidRequest(`Invalid value for '${param ?? 'body'}': ${issue?.message ?? 'invalid body'}.`, param);
+    }
+    const b = parsed.data;
+    // A new key inherits the creator's environment and cap unless it asks for a weaker one.
+    const wanted = {
+      environment: b.environment ?? actor.environment,
+      dailyCreditLimit: b.daily_credit_limit === undefined ? actor.dailyCreditLimit : b.daily_credit_limit,
+    };
+    const refused = escalation(actor, wanted);
+    if (refused) throw forbidden('key_escalation', refused.message, refused.param);
+    const created = await createApiKey(c.get('deps').store.keys, { accountId: actor.accountId, name: b.name ?? null, ...wanted });
+    return c.json({ ...keyView(created.record), secret: created.secret }, 201);
+  })
+  .delete('/:id', async (c) => {
+    const actor = c.get('key');
+    const { store } = c.get('deps');
+    const id = c.req.param('id');
+    const target = await store.keys.findKey(id);
+    // Keys of other accounts, hidden environments and already revoked keys all answer the same 404.
+    if (!target || target.accountId !== actor.accountId || !canSee(actor, target) || target.revokedAt !== null) {
+      throw notFound('api_key_not_found', `No API key '${id}' in this account.`, 'id');
+    }
+    if (target.id !== actor.id) {
+      const refused = escalation(actor, target);
+      if (refused) throw forbidden('key_escalation', refused.message);
+    }
+    const revoked = await store.keys.revokeKey(id);
+    return c.json({ ...keyView(revoked ?? target), deleted: true });
+  });

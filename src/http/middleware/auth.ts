@@ -1,0 +1,28 @@
+/**
+ * Bearer-key authentication. Every request reads the key row (no cache), so a revocation made through
+ * any instance refuses the very next request everywhere. Malformed keys (bad prefix, length or checksum)
+ * are refused before any database read.
+ */
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../core/deps.js';
+import { unauthorized } from '../../openai/errors.js';
+import { parseKey } from '../../keys/key-format.js';
+import { verifySecret } from '../../keys/key-hash.js';
+
+const INVALID = 'Invalid API key. Keys start with svc_live_ or svc_test_; create one with `npx svc-gateway keys create`.';
+
+export const auth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const header = c.req.header('authorization');
+  if (!header) throw unauthorized('missing_api_key', 'Missing API key: send the header `Authorization: Bearer <key>`.');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('invalid_api_key', 'Malformed Authorization header: expected `Bearer <key>`.');
+  const parsed = parseKey(match[1] as string);
+  if (!parsed) throw unauthorized('invalid_api_key', INVALID);
+  const key = await c.get('deps').store.keys.findKey(parsed.keyId);
+  if (!key || key.environment !== parsed.environment || !(await verifySecret(parsed.secret, key.salt, key.secretHash))) {
+    throw unauthorized('invalid_api_key', INVALID);
+  }
+  if (key.revokedAt !== null) throw unauthorized('revoked_api_key', 'This API key has been revoked.');
+  c.set('key', key);
+  await next();
+};

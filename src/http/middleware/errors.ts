@@ -1,0 +1,31 @@
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { AppEnv } from '../../core/deps.js';
+import { GatewayError } from '../../openai/errors.js';
+
+export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
+  const res = c.json(e.toEnvelope(), e.status as 400);
+  for (const [k, v] of Object.entries(e.headers)) res.headers.set(k, v);
+  const id = c.get('requestId');
+  if (id) res.headers.set('x-request-id', id);
+  return res;
+}
+
+/** Every error leaves in the OpenAI envelope; anything unexpected is logged and answered 500 without details. */
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof GatewayError) return errorResponse(c, err);
+  if (err instanceof HTTPException && err.status < 500) {
+    return errorResponse(c, new GatewayError(err.status, 'invalid_request_error', 'invalid_request', err.message || 'Invalid request.'));
+  }
+  c.get('deps')?.logger.error('unhandled error', {
+    requestId: c.get('requestId'),
+    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  });
+  return errorResponse(c, new GatewayError(500, 'api_error', 'internal_error', 'The gateway failed to process the request. It has been logged.'));
+};
+
+export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
+  errorResponse(
+    c,
+    new GatewayError(404, 'not_found_error', 'unknown_endpoint', `Unknown endpoint: ${c.req.method} ${new URL(c.req.url).pathname}.`),
+  );

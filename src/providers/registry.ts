@@ -1,0 +1,79 @@
+/**
+ * Builds provider adapters and the routing table from a validated configuration. The one place that
+ * maps a provider `type` to its adapter factory.
+ */
+import type { GatewayConfig, ProviderConfig, TierAlias } from '../config/schema.js';
+import type { Tier } from '../routing/auto/heuristic-classifier.js';
+import type { RoutingTable, Target, TierRoute } from '../routing/router.js';
+import type { ProviderAdapter } from './contract.js';
+import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
+import { createSandboxAdapter } from './sandbox/adapter.js';
+
+/** Provider API keys, resolved by the runtime from the environment variables the config names. */
+export type ProviderSecrets = Readonly<Record<string, string | null>>;
+
+const TIERS: Record<Tier, TierAlias> = { fast: 'svc-fast', code: 'svc-code', smart: 'svc-smart' };
+
+function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): ProviderAdapter {
+  switch (p.type) {
+    case 'openai-compatible':
+      return createOpenAICompatibleAdapter({
+        name,
+        baseUrl: p.base_url,
+        apiKey: secrets[name] ?? null,
+        paid: p.paid,
+        maxTokensField: p.max_tokens_field,
+        fetch: fetchImpl,
+        ...(p.headers ? { extraHeaders: p.headers } : {}),
+      });
+    case 'sandbox':
+      return createSandboxAdapter({
+        name,
+        pace: {
+          timeToFirstTokenMs: p.pace?.time_to_first_token_ms ?? 0,
+          tokensPerSecond: p.pace?.tokens_per_second ?? 0,
+        },
+      });
+  }
+}
+
+export function buildRoutingTable(
+  config: GatewayConfig,
+  secrets: ProviderSecrets,
+  fetchImpl: typeof fetch = fetch,
+): RoutingTable {
+  const adapters = new Map<string, ProviderAdapter>();
+  for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, fetchImpl));
+
+  // Test keys use the configured sandbox provider if there is one, else a built-in instant sandbox.
+  const free =
+    [...adapters.values()].find((a) => !a.paid && config.providers[a.name]?.type === 'sandbox') ??
+    createSandboxAdapter({ name: 'sandbox', pace: { timeToFirstTokenMs: 0, tokensPerSecond: 0 } });
+
+  const tiers = {} as Record<Tier, TierRoute>;
+  const testTiers = {} as Record<Tier, TierRoute>;
+  for (const [tier, alias] of Object.entries(TIERS) as [Tier, TierAlias][]) {
+    const spec = config.aliases[alias];
+    const targets: Target[] = spec.targets.map((t) => {
+      const provider = config.providers[t.provider];
+      return {
+        adapter: adapters.get(t.provider) as ProviderAdapter,
+        model: t.model,
+        timeouts: { ...provider?.timeouts, ...t.timeouts },
+      };
+    });
+    const defaultMaxTokens = spec.default_max_tokens ?? null;
+    tiers[tier] = { targets, defaultMaxTokens };
+    const freeTargets = targets.filter((t) => !t.adapter.paid);
+    testTiers[tier] = {
+      targets: freeTargets.length > 0 ? freeTargets : [{ adapter: free, model: `sandbox-${tier}`, timeouts: {} }],
+      defaultMaxTokens,
+    };
+  }
+  return {
+    tiers,
+    testTiers,
+    autoQualityBias: config.aliases['svc-auto'].quality_bias,
+    autoDefaultMaxTokens: config.aliases['svc-auto'].default_max_tokens ?? null,
+  };
+}

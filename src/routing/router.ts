@@ -1,0 +1,66 @@
+/**
+ * Resolves a requested alias to an ordered list of upstream targets. svc-auto first chooses a tier and
+ * then uses that tier's targets (priced at svc-auto's own prices). Test-environment keys are served only
+ * by free providers (the sandbox), whatever the configuration says, so they never spend real money.
+ */
+import type { TimeoutsConfig } from '../config/schema.js';
+import type { ChatMessage } from '../openai/chat-types.js';
+import type { ProviderAdapter } from '../providers/contract.js';
+import type { Environment } from '../store/types.js';
+import { classifyPrompt, type Tier, type TierDecision } from './auto/heuristic-classifier.js';
+import { CATALOG, type Alias, type CatalogEntry } from './catalog.js';
+
+export interface Target {
+  adapter: ProviderAdapter;
+  model: string;
+  timeouts: TimeoutsConfig;
+}
+
+export interface TierRoute {
+  targets: Target[];
+  defaultMaxTokens: number | null;
+}
+
+export interface RoutingTable {
+  tiers: Record<Tier, TierRoute>;
+  /** Where test keys go: the free provider, one target per tier. */
+  testTiers: Record<Tier, TierRoute>;
+  autoQualityBias: number;
+  autoDefaultMaxTokens: number | null;
+}
+
+export interface Route {
+  entry: CatalogEntry;
+  targets: Target[];
+  /** The output bound used when the client sets none. */
+  defaultMaxTokens: number;
+  decision: TierDecision | null;
+}
+
+const TIER_OF_ALIAS: Record<Exclude<Alias, 'svc-auto'>, Tier> = {
+  'svc-fast': 'fast',
+  'svc-code': 'code',
+  'svc-smart': 'smart',
+};
+
+export function resolveRoute(
+  table: RoutingTable,
+  alias: Alias,
+  environment: Environment,
+  messages: readonly ChatMessage[],
+): Route {
+  const entry = CATALOG[alias];
+  const tiers = environment === 'test' ? table.testTiers : table.tiers;
+  if (alias === 'svc-auto') {
+    const decision = classifyPrompt(messages, table.autoQualityBias);
+    const route = tiers[decision.tier];
+    return {
+      entry,
+      targets: route.targets,
+      defaultMaxTokens: table.autoDefaultMaxTokens ?? entry.defaultMaxTokens,
+      decision,
+    };
+  }
+  const route = tiers[TIER_OF_ALIAS[alias]];
+  return { entry, targets: route.targets, defaultMaxTokens: route.defaultMaxTokens ?? entry.defaultMaxTokens, decision: null };
+}

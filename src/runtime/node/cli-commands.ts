@@ -1,0 +1,156 @@
+/** The operator commands that act on the store: accounts, credits, keys, migrate. */
+import { systemClock } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import { createApiKey, keyView } from '../../keys/key-service.js';
+import type { Environment, Store } from '../../store/types.js';
+import { CliError, emit } from './cli-output.js';
+import { openStore } from './open-store.js';
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+function str(flags: Flags, name: string): string | undefined {
+  const v = flags[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function required(flags: Flags, name: string): string {
+  const v = str(flags, name);
+  if (v === undefined || v === '') throw new CliError(`missing --${name}`, 2);
+  return v;
+}
+
+function positiveInt(flags: Flags, name: string): number | undefined {
+  const v = str(flags, name);
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || !Number.isSafeInteger(Number(v))) {
+    throw new CliError(`--${name} must be a positive integer, got '${v}'`, 2);
+  }
+  return Number(v);
+}
+
+function environment(flags: Flags): Environment {
+  const v = str(flags, 'environment') ?? 'live';
+  if (v !== 'live' && v !== 'test') throw new CliError(`--environment must be live or test, got '${v}'`, 2);
+  return v;
+}
+
+async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(process.env.SVC_DATABASE_URL, systemClock);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function requireAccount(store: Store, id: string): Promise<void> {
+  if (!(await store.keys.getAccount(id))) throw new CliError(`no account '${id}'`);
+}
+
+export async function accountsCreate(flags: Flags, json: boolean): Promise<void> {
+  await withStore(async (store) => {
+    const account = await store.keys.createAccount({ id: newId('acct_'), name: str(flags, 'name') ?? null });
+    emit(
+      json,
+      { id: account.id, object: 'account', name: account.name, created_at: new Date(account.createdAt).toISOString() },
+      `Created account ${account.id}${account.name ? ` (${account.name})` : ''}.`,
+    );
+  });
+}
+
+export async function creditsGrant(flags: Flags, json: boolean): Promise<void> {
+  const accountId = required(flags, 'account');
+  const purchased = positiveInt(flags, 'purchased');
+  const earned = positiveInt(flags, 'earned');
+  if ((purchased === undefined) === (earned === undefined)) {
+    throw new CliError('give exactly one of --purchased N or --earned N --expires-at ISO8601', 2);
+  }
+  let expiresAt: number | null = null;
+  if (earned !== undefined) {
+    const text = required(flags, 'expires-at');
+    expiresAt = Date.parse(text);
+    if (Number.isNaN(expiresAt) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
+      throw new CliError(`--expires-at must be an ISO 8601 date or time, got '${text}'`, 2);
+    }
+    if (expiresAt <= Date.now()) throw new CliError('--expires-at is in the past', 2);
+  }
+  const env = environment(flags);
+  await withStore(async (store) => {
+    await requireAccount(store, accountId);
+    const { grant, created } = await store.ledger.grant({
+      accountId,
+      environment: env,
+      kind: earned !== undefined ? 'earned' : 'purchased',
+      amount: (earned ?? purchased) as number,
+      expiresAt,
+      idempotencyKey: str(flags, 'idempotency-key') ?? null,
+    });
+    const balance = await store.ledger.balance(accountId, env);
+    emit(
+      json,
+      {
+        id: grant.id,
+        object: 'credit_grant',
+        created,
+        account_id: accountId,
+        environment: env,
+        kind: grant.kind,
+        amount: grant.amount,
+        expires_at: grant.expiresAt === null ? null : new Date(grant.expiresAt).toISOString(),
+        balance: { earned: balance.earned, purchased: balance.purchased, total: balance.earned + balance.purchased },
+      },
+      `${created ? 'Granted' : 'Already granted (same idempotency key)'} ${grant.amount} ${grant.kind} ${env} credits to ${accountId}` +
+        `${grant.expiresAt === null ? '' : `, expiring ${new Date(grant.expiresAt).toISOString()}`}. ` +
+        `Balance: ${balance.earned + balance.purchased} (${balance.earned} earned, ${balance.purchased} purchased).`,
+    );
+  });
+}
+
+export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
+  const accountId = required(flags, 'account');
+  const env = environment(flags);
+  const limit = positiveInt(flags, 'daily-credit-limit') ?? null;
+  await withStore(async (store) => {
+    await requireAccount(store, accountId);
+    const { record, secret } = await createApiKey(store.keys, {
+      accountId,
+      environment: env,
+      name: str(flags, 'name') ?? null,
+      dailyCreditLimit: limit,
+    });
+    emit(
+      json,
+      { ...keyView(record), secret },
+      `Created ${env} key ${record.id}${limit === null ? '' : ` (daily limit ${limit} credits)`}.\n` +
+        `Secret (shown once, store it now):\n\n  ${secret}\n`,
+    );
+  });
+}
+
+export async function keysList(flags: Flags, json: boolean): Promise<void> {
+  const accountId = required(flags, 'account');
+  await withStore(async (store) => {
+    await requireAccount(store, accountId);
+    const keys = (await store.keys.listActiveKeys(accountId)).map(keyView);
+    const lines = keys.map(
+      (k) => `${k.id}  ${k.environment}  ${k.redacted_key}  ${k.name ?? '-'}  cap=${k.daily_credit_limit ?? 'none'}`,
+    );
+    emit(json, { object: 'list', data: keys }, lines.length ? lines.join('\n') : `No active keys for ${accountId}.`);
+  });
+}
+
+export async function keysRevoke(positionals: string[], json: boolean): Promise<void> {
+  const id = positionals[0];
+  if (!id) throw new CliError('usage: svc-gateway keys revoke KEY_ID', 2);
+  await withStore(async (store) => {
+    const key = await store.keys.revokeKey(id);
+    if (!key) throw new CliError(`no key '${id}'`);
+    emit(json, { ...keyView(key), deleted: true }, `Revoked ${key.id}. Requests with it are refused from now on.`);
+  });
+}
+
+export async function migrate(json: boolean): Promise<void> {
+  // openStore applies pending migrations.
+  await withStore(async () => undefined);
+  emit(json, { migrated: true }, 'Database schema is up to date.');
+}

@@ -1,0 +1,66 @@
+import { ConfigError } from '../../config/schema.js';
+import type { Store } from '../../store/types.js';
+import { CliError } from './cli-output.js';
+import { loadConfig, providerSecrets } from './config-file.js';
+import { jsonLogger } from './json-logger.js';
+import { describeDatabase } from './open-store.js';
+import { startGateway } from './server.js';
+import { startSandboxServer } from './sandbox-server.js';
+
+const FIRST_START = `The database has no accounts yet. Create one and a key to call the gateway:
+  npx svc-gateway accounts create --name "my team"                            (prints ACCOUNT_ID)
+  npx svc-gateway credits grant --account ACCOUNT_ID --purchased 100000
+  npx svc-gateway keys create --account ACCOUNT_ID                             (prints the key once)
+then point any OpenAI client at this URL with that key.`;
+
+function port(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new CliError(`invalid port '${value}'`, 2);
+  return n;
+}
+
+async function firstStartHint(store: Store): Promise<void> {
+  if ((await store.keys.countAccounts()) === 0) process.stdout.write(FIRST_START + '\n');
+}
+
+export async function serveCommand(portFlag: string | undefined): Promise<void> {
+  const logger = jsonLogger();
+  let config;
+  try {
+    config = loadConfig(process.env.SVC_CONFIG);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliError(e.message);
+    throw e;
+  }
+  const secrets = providerSecrets(config, process.env);
+  const gw = await startGateway({
+    config,
+    secrets,
+    databaseUrl: process.env.SVC_DATABASE_URL,
+    port: port(portFlag ?? process.env.PORT, 8080),
+    host: process.env.HOST ?? '0.0.0.0',
+    logger,
+  });
+  const db = describeDatabase(process.env.SVC_DATABASE_URL);
+  process.stdout.write(
+    `svc-gateway listening on http://localhost:${gw.port}/v1 (database: ${db.kind === 'sqlite' ? db.path : 'PostgreSQL'}; ` +
+      `config: ${process.env.SVC_CONFIG ?? 'built-in sandbox catalog'})\n`,
+  );
+  await firstStartHint(gw.store);
+  const stop = (): void => {
+    gw.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+export async function sandboxCommand(portFlag: string | undefined): Promise<void> {
+  const server = await startSandboxServer({ port: port(portFlag, 8090), host: process.env.HOST ?? '127.0.0.1' });
+  process.stdout.write(`sandbox provider listening on ${server.url}\n`);
+  const stop = (): void => {
+    server.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,81 @@
+/** `svc-gateway <command>`: the operator CLI. The only other place, with server.ts, that reads process.env. */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../../config/schema.js';
+import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, migrate, type Flags } from './cli-commands.js';
+import { CliError } from './cli-output.js';
+import { sandboxCommand, serveCommand } from './cli-serve.js';
+
+const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --json)
+
+  serve [--port N]                                   run the gateway (PORT, default 8080)
+  accounts create [--name N]
+  credits grant --account ID (--purchased N | --earned N --expires-at ISO8601)
+                [--environment live|test] [--idempotency-key K]
+  keys create --account ID [--environment live|test] [--name N] [--daily-credit-limit N]
+  keys list --account ID
+  keys revoke KEY_ID
+  migrate                                            apply database migrations
+  sandbox [--port N]                                 run the sandbox upstream (default 8090)
+
+Environment: SVC_DATABASE_URL (default: SQLite ./data/svc-gateway.db), SVC_CONFIG (JSON or YAML), PORT, HOST.`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  port: { type: 'string' },
+  name: { type: 'string' },
+  account: { type: 'string' },
+  environment: { type: 'string' },
+  purchased: { type: 'string' },
+  earned: { type: 'string' },
+  'expires-at': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  'daily-credit-limit': { type: 'string' },
+} as const;
+
+async function run(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new CliError(e instanceof Error ? e.message : String(e), 2);
+  }
+  const { values, positionals } = parsed;
+  const flags = values as Flags;
+  const json = values.json === true;
+  const [cmd, sub, ...rest] = positionals;
+  if (values.help || !cmd) {
+    process.stdout.write(HELP + '\n');
+    return;
+  }
+  switch (`${cmd} ${sub ?? ''}`.trim()) {
+    case 'serve':
+      return serveCommand(values.port);
+    case 'sandbox':
+      return sandboxCommand(values.port);
+    case 'migrate':
+      return migrate(json);
+    case 'accounts create':
+      return accountsCreate(flags, json);
+    case 'credits grant':
+      return creditsGrant(flags, json);
+    case 'keys create':
+      return keysCreate(flags, json);
+    case 'keys list':
+      return keysList(flags, json);
+    case 'keys revoke':
+      return keysRevoke(rest, json);
+    default:
+      throw new CliError(`unknown command '${positionals.join(' ')}'\n\n${HELP}`, 2);
+  }
+}
+
+run(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof CliError || e instanceof ConfigError) {
+    process.stderr.write(`svc-gateway: ${e.message}\n`);
+    process.exitCode = e instanceof CliError ? e.exitCode : 1;
+    return;
+  }
+  process.stderr.write(`svc-gateway: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,80 @@
+/**
+ * Starts the gateway on Node: opens the store (migrations applied), builds the routing table from the
+ * configuration, serves the app and runs the hold reaper. Used by `svc-gateway serve` and by the tests,
+ * which start it on an ephemeral port.
+ */
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApp } from '../../core/app.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { GatewayConfig } from '../../config/schema.js';
+import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
+import type { Store } from '../../store/types.js';
+import { openStore } from './open-store.js';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  secrets: ProviderSecrets;
+  /** SVC_DATABASE_URL; unset means the embedded SQLite file. */
+  databaseUrl?: string;
+  port: number;
+  host?: string;
+  clock?: Clock;
+  logger: Logger;
+}
+
+export interface RunningGateway {
+  /** Base URL of the OpenAI-compatible API, ending in /v1. */
+  url: string;
+  port: number;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const clock = opts.clock ?? systemClock;
+  const store = await openStore(opts.databaseUrl, clock);
+  const { server: serverCfg } = opts.config;
+  const app = createApp({
+    store,
+    clock,
+    routing: buildRoutingTable(opts.config, opts.secrets),
+    logger: opts.logger,
+    limits: { maxBodyBytes: serverCfg.max_body_bytes, holdLeaseMs: serverCfg.hold_lease_ms },
+  });
+  const host = opts.host ?? '127.0.0.1';
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: opts.port, hostname: host }, () => resolve(s as Server)) as Server;
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.
+  const reaper = setInterval(() => {
+    store.ledger.reapExpiredHolds(1000).then(
+      (n) => n > 0 && opts.logger.info('voided expired holds', { count: n }),
+      (e: unknown) => opts.logger.error('hold reaper failed', { error: String(e) }),
+    );
+  }, serverCfg.reaper_interval_ms);
+  reaper.unref();
+
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
+    port,
+    store,
+    close() {
+      closed ??= (async () => {
+        clearInterval(reaper);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await store.close();
+      })();
+      return closed;
+    },
+  };
+}
