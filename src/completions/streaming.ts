@@ -135,7 +135,8 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
           continue;
         }
         const { role: _role, ...delta } = ev.delta;
-        const hasContent = delta.content != null || delta.refusal != null || delta.tool_calls !== undefined;
+        // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
+        const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined;
         if (!hasContent && ev.finishReason === null) continue;
         if (hasContent) {
           deltas++;
