@@ -1,0 +1,27 @@
+/**
+ * Errors a Store throws for caller mistakes (as opposed to business outcomes such as insufficient credits,
+ * which are returned as values). Both implementations throw these so callers can map them without knowing
+ * the database behind the Store.
+ */
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid_input';
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function invalidInput(message: string): StoreError {
+  return new StoreError('invalid_input', message);
+}
+
+/** Credits and token counts are whole numbers: a fractional or unsafe value is a caller bug, not a cost. */
+export function assertCount(value: number, field: string, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw invalidInput(`${field} must be an integer >= ${min}, got ${String(value)}`);
+  }
+}

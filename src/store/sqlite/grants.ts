@@ -1,0 +1,140 @@
+import { StoreError, assertCount, invalidInput } from '../errors.js';
+import type { Balance, CreditKind, Environment, Grant, GrantInput } from '../types.js';
+import type { SqliteConnection } from './database.js';
+import { appendEntry } from './journal.js';
+
+interface GrantRow {
+  id: number;
+  account_id: string;
+  environment: Environment;
+  kind: CreditKind;
+  amount: number;
+  remaining: number;
+  expires_at: number | null;
+  created_at: number;
+}
+
+const GRANT_COLUMNS = 'id, account_id, environment, kind, amount, remaining, expires_at, created_at';
+
+/** Must run inside an IMMEDIATE transaction: the idempotency check and the insert are one step. */
+export function insertGrant(conn: SqliteConnection, input: GrantInput, now: number): { grant: Grant; created: boolean } {
+  validateGrant(input);
+  if (input.idempotencyKey !== null) {
+    const existing = conn.get<GrantRow>(
+      `SELECT ${GRANT_COLUMNS} FROM credit_grants WHERE account_id = ? AND idempotency_key = ?`,
+      input.accountId,
+      input.idempotencyKey,
+    );
+    // The grant as it is now (its remaining may have been spent since): the first grant wins, whatever
+    // this second request asked for.
+    if (existing) return { grant: toGrant(existing), created: false };
+  }
+  if (!conn.get<{ id: string }>('SELECT id FROM accounts WHERE id = ?', input.accountId)) {
+    throw new StoreError('not_found', `account ${input.accountId} does not exist`);
+  }
+  const id = conn.insert(
+    `INSERT INTO credit_grants (account_id, environment, kind, amount, remaining, expires_at, idempotency_key, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    input.accountId,
+    input.environment,
+    input.kind,
+    input.amount,
+    input.amount,
+    input.expiresAt,
+    input.idempotencyKey,
+    now,
+  );
+  appendEntry(
+    conn,
+    { accountId: input.accountId, environment: input.environment, kind: 'grant', amount: input.amount, grantId: id, holdId: null },
+    now,
+  );
+  const grant: Grant = {
+    id: String(id),
+    accountId: input.accountId,
+    environment: input.environment,
+    kind: input.kind,
+    amount: input.amount,
+    remaining: input.amount,
+    expiresAt: input.expiresAt,
+    createdAt: now,
+  };
+  return { grant, created: true };
+}
+
+function validateGrant(input: GrantInput): void {
+  assertCount(input.amount, 'amount', 1);
+  if (input.kind === 'earned' && (input.expiresAt === null || !Number.isSafeInteger(input.expiresAt))) {
+    throw invalidInput('earned credits need an integer expiresAt (epoch ms)');
+  }
+  if (input.kind === 'purchased' && input.expiresAt !== null) {
+    throw invalidInput('purchased credits do not expire: expiresAt must be null');
+  }
+}
+
+export interface Spendable {
+  grantId: number;
+  remaining: number;
+}
+
+/**
+ * Grants a new hold may draw from, in spending order: earned credits soonest expiry first (so the fewest
+ * expire unused), then purchased oldest first; ties by creation order. A grant expires at expires_at exactly.
+ */
+export function spendableGrants(conn: SqliteConnection, accountId: string, environment: Environment, now: number): Spendable[] {
+  return conn
+    .all<{ id: number; remaining: number }>(
+      `SELECT id, remaining FROM credit_grants
+       WHERE account_id = ? AND environment = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)
+       ORDER BY CASE kind WHEN 'earned' THEN 0 ELSE 1 END, expires_at, created_at, id`,
+      accountId,
+      environment,
+      now,
+    )
+    .map((row) => ({ grantId: row.id, remaining: row.remaining }));
+}
+
+/** Moves credits between a grant's remaining and a hold; the CHECK (remaining >= 0) is the backstop. */
+export function adjustRemaining(conn: SqliteConnection, grantId: number, delta: number): void {
+  conn.run('UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?', delta, grantId);
+}
+
+export function balanceOf(conn: SqliteConnection, accountId: string, environment: Environment, now: number): Balance {
+  const grants = conn.get<{ earned: number; next_expiry: number | null; purchased: number }>(
+    `SELECT
+       COALESCE(SUM(CASE WHEN kind = 'earned' AND expires_at > ?1 THEN remaining END), 0) AS earned,
+       MIN(CASE WHEN kind = 'earned' AND expires_at > ?1 AND remaining > 0 THEN expires_at END) AS next_expiry,
+       COALESCE(SUM(CASE WHEN kind = 'purchased' THEN remaining END), 0) AS purchased
+     FROM credit_grants WHERE account_id = ?2 AND environment = ?3`,
+    now,
+    accountId,
+    environment,
+  );
+  const holds = conn.get<{ reserved: number }>(
+    `SELECT COALESCE(SUM(amount), 0) AS reserved FROM holds
+     WHERE account_id = ? AND environment = ? AND status = 'pending'`,
+    accountId,
+    environment,
+  );
+  return {
+    accountId,
+    environment,
+    earned: grants?.earned ?? 0,
+    earnedNextExpiry: grants?.next_expiry ?? null,
+    purchased: grants?.purchased ?? 0,
+    reserved: holds?.reserved ?? 0,
+  };
+}
+
+function toGrant(row: GrantRow): Grant {
+  return {
+    id: String(row.id),
+    accountId: row.account_id,
+    environment: row.environment,
+    kind: row.kind,
+    amount: row.amount,
+    remaining: row.remaining,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,117 @@
+import type { Environment } from '../types.js';
+import type { SqliteConnection } from './database.js';
+
+export type HoldStatus = 'pending' | 'settled' | 'voided';
+
+export interface Hold {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  keyId: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  leaseExpiresAt: number;
+}
+
+export interface Allocation {
+  grantId: number;
+  amount: number;
+}
+
+interface HoldRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  key_id: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  lease_expires_at: number;
+}
+
+export function findHold(conn: SqliteConnection, holdId: string): Hold | null {
+  const row = conn.get<HoldRow>(
+    'SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds WHERE id = ?',
+    holdId,
+  );
+  if (!row) return null;
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    keyId: row.key_id,
+    day: row.day,
+    amount: row.amount,
+    status: row.status,
+    leaseExpiresAt: row.lease_expires_at,
+  };
+}
+
+export function insertHold(conn: SqliteConnection, hold: Hold, allocations: Allocation[], now: number): void {
+  conn.run(
+    `INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+    hold.id,
+    hold.accountId,
+    hold.environment,
+    hold.keyId,
+    hold.day,
+    hold.amount,
+    hold.leaseExpiresAt,
+    now,
+  );
+  allocations.forEach((allocation, seq) => {
+    conn.run(
+      'INSERT INTO hold_allocations (hold_id, seq, grant_id, amount) VALUES (?, ?, ?, ?)',
+      hold.id,
+      seq,
+      allocation.grantId,
+      allocation.amount,
+    );
+  });
+}
+
+/** In allocation order, which is the spending order chosen at reserve time. */
+export function allocationsOf(conn: SqliteConnection, holdId: string): Allocation[] {
+  return conn
+    .all<{ grant_id: number; amount: number }>(
+      'SELECT grant_id, amount FROM hold_allocations WHERE hold_id = ? ORDER BY seq',
+      holdId,
+    )
+    .map((row) => ({ grantId: row.grant_id, amount: row.amount }));
+}
+
+/** The status guard makes finalizing a second time change nothing even if a caller skipped the check. */
+export function finalizeHold(conn: SqliteConnection, holdId: string, settledAmount: number | null, now: number): boolean {
+  const status: HoldStatus = settledAmount === null ? 'voided' : 'settled';
+  return (
+    conn.run(
+      `UPDATE holds SET status = ?, settled_amount = ?, finalized_at = ? WHERE id = ? AND status = 'pending'`,
+      status,
+      settledAmount,
+      now,
+      holdId,
+    ) === 1
+  );
+}
+
+/** Oldest lease first, so a backlog is drained in the order the holds went stale. */
+export function expiredHoldIds(conn: SqliteConnection, now: number, limit: number): string[] {
+  return conn
+    .all<{ id: string }>(
+      `SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ?
+       ORDER BY lease_expires_at, created_at, id LIMIT ?`,
+      now,
+      limit,
+    )
+    .map((row) => row.id);
+}
+
+export function countPending(conn: SqliteConnection, accountId: string | undefined): number {
+  const row =
+    accountId === undefined
+      ? conn.get<{ n: number }>(`SELECT count(*) AS n FROM holds WHERE status = 'pending'`)
+      : conn.get<{ n: number }>(`SELECT count(*) AS n FROM holds WHERE status = 'pending' AND account_id = ?`, accountId);
+  return row?.n ?? 0;
+}

@@ -1,0 +1,86 @@
+import type { Clock } from '../../core/clock.js';
+import { assertCount } from '../errors.js';
+import type {
+  Balance,
+  Environment,
+  Grant,
+  GrantInput,
+  LedgerStore,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+} from '../types.js';
+import type { SqliteConnection } from './database.js';
+import { settlePending, validateSettle, voidPending } from './finalize.js';
+import { balanceOf, insertGrant } from './grants.js';
+import { countPending, expiredHoldIds, findHold } from './holds.js';
+import { reserveHold } from './reserve.js';
+
+/**
+ * Wiring only: each method is one IMMEDIATE transaction around the functions that do the work.
+ * The clock is read once per call so every row a transaction writes carries the same instant.
+ */
+export class SqliteLedgerStore implements LedgerStore {
+  constructor(
+    private readonly conn: SqliteConnection,
+    private readonly clock: Clock,
+  ) {}
+
+  async grant(input: GrantInput): Promise<{ grant: Grant; created: boolean }> {
+    const now = this.clock.now();
+    return this.conn.immediate(() => insertGrant(this.conn, input, now));
+  }
+
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    const now = this.clock.now();
+    return this.conn.immediate(() => reserveHold(this.conn, input, now));
+  }
+
+  async settle(input: SettleInput): Promise<SettleResult> {
+    validateSettle(input);
+    const now = this.clock.now();
+    return this.conn.immediate((): SettleResult => {
+      const hold = findHold(this.conn, input.holdId);
+      if (!hold) return { status: 'unknown_hold' };
+      if (hold.status !== 'pending') {
+        return { status: 'already_final', balance: balanceOf(this.conn, hold.accountId, hold.environment, now) };
+      }
+      const charged = settlePending(this.conn, hold, input, now);
+      return { status: 'settled', charged, balance: balanceOf(this.conn, hold.accountId, hold.environment, now) };
+    });
+  }
+
+  async void(holdId: string): Promise<boolean> {
+    const now = this.clock.now();
+    return this.conn.immediate(() => {
+      const hold = findHold(this.conn, holdId);
+      if (!hold || hold.status !== 'pending') return false;
+      voidPending(this.conn, hold, now);
+      return true;
+    });
+  }
+
+  async balance(accountId: string, environment: Environment): Promise<Balance> {
+    return balanceOf(this.conn, accountId, environment, this.clock.now());
+  }
+
+  async reapExpiredHolds(limit: number): Promise<number> {
+    assertCount(limit, 'limit', 0);
+    const now = this.clock.now();
+    return this.conn.immediate(() => {
+      let voided = 0;
+      for (const holdId of expiredHoldIds(this.conn, now, limit)) {
+        const hold = findHold(this.conn, holdId);
+        if (hold?.status !== 'pending') continue;
+        voidPending(this.conn, hold, now);
+        voided += 1;
+      }
+      return voided;
+    });
+  }
+
+  async countPendingHolds(accountId?: string): Promise<number> {
+    return countPending(this.conn, accountId);
+  }
+}

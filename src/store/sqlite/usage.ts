@@ -1,0 +1,85 @@
+import type { UsageDayRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
+import { utcDay } from '../utc-day.js';
+import type { SqliteConnection } from './database.js';
+import type { Hold } from './holds.js';
+
+/**
+ * Writes the usage event and bumps the daily rollup, inside the settle transaction, so usage and credits
+ * can never disagree. The event's day is the UTC day of the settle (when the request finished), which may
+ * differ from the hold's day (used by the key's daily cap).
+ */
+export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageRecord, credits: number, now: number): void {
+  const day = utcDay(now);
+  conn.run(
+    `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
+       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    hold.accountId,
+    hold.environment,
+    hold.keyId,
+    hold.id,
+    usage.requestId,
+    usage.model,
+    usage.routedModel,
+    usage.routedProvider,
+    usage.promptTokens,
+    usage.completionTokens,
+    credits,
+    usage.outcome,
+    Math.round(usage.latencyMs),
+    day,
+    now,
+  );
+  conn.run(
+    `INSERT INTO usage_daily (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)
+     VALUES (?, ?, ?, ?, 1, ?, ?, ?)
+     ON CONFLICT (account_id, environment, day, model) DO UPDATE SET
+       requests = requests + 1,
+       prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+       completion_tokens = completion_tokens + excluded.completion_tokens,
+       credits = credits + excluded.credits`,
+    hold.accountId,
+    hold.environment,
+    day,
+    usage.model,
+    usage.promptTokens,
+    usage.completionTokens,
+    credits,
+  );
+}
+
+interface DailyRow {
+  day: string;
+  model: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  credits: number;
+}
+
+export class SqliteUsageStore implements UsageStore {
+  constructor(private readonly conn: SqliteConnection) {}
+
+  async rollup(query: UsageQuery): Promise<UsageDayRow[]> {
+    // Days are zero-padded ISO strings, so text comparison is chronological.
+    return this.conn
+      .all<DailyRow>(
+        `SELECT day, model, requests, prompt_tokens, completion_tokens, credits FROM usage_daily
+         WHERE account_id = ?1 AND environment = ?2 AND day >= ?3 AND day <= ?4 AND (?5 IS NULL OR model = ?5)
+         ORDER BY day, model`,
+        query.accountId,
+        query.environment,
+        query.startDay,
+        query.endDay,
+        query.model,
+      )
+      .map((row) => ({
+        day: row.day,
+        model: row.model,
+        requests: row.requests,
+        promptTokens: row.prompt_tokens,
+        completionTokens: row.completion_tokens,
+        credits: row.credits,
+      }));
+  }
+}

@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
+import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/types.js';
+import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
+
+/** What only SQLite has: pragmas, the migration table, CHECK and trigger backstops, two processes on one file. */
+describe('sqlite store specifics', () => {
+  let dir: string;
+  let path: string;
+  let clock: ManualClock;
+  let store: Store;
+  let raw: SqliteConnection;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-'));
+    path = join(dir, 'gateway.db');
+    clock = new ManualClock(T0);
+    store = createSqliteStore({ path, clock });
+    await store.migrate();
+    raw = new SqliteConnection(openSqliteDatabase(path));
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('opens in WAL mode with foreign keys, NORMAL sync and a busy timeout', () => {
+    expect(raw.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).toBe('wal');
+    expect(raw.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys).toBe(1);
+    expect(raw.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(1);
+    expect(raw.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(5_000);
+  });
+
+  it('records each migration once', async () => {
+    await store.migrate();
+    const rows = raw.all<{ version: number; name: string }>('SELECT version, name FROM schema_migrations');
+    expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+  });
+
+  it('applies only the migrations not yet applied', () => {
+    const extra = { version: 999, name: 'extra', sql: 'CREATE TABLE extra_table (id INTEGER PRIMARY KEY);' };
+    expect(migrate(raw, clock, [...migrations, extra])).toEqual([999]);
+    expect(migrate(raw, clock, [...migrations, extra])).toEqual([]);
+    expect(() => migrate(raw, clock, migrations)).toThrow(/does not know/);
+  });
+
+  it('refuses a migration renamed after it was applied', () => {
+    const renamed = migrations.map((m) => ({ ...m, name: `${m.name}_edited` }));
+    expect(() => migrate(raw, clock, renamed)).toThrow(/named/);
+  });
+
+  it('keeps CHECK constraints as a backstop against negative balances', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 10));
+    expect(() => raw.run('UPDATE credit_grants SET remaining = -1')).toThrow(/CHECK/);
+    expect(() => raw.run('UPDATE credit_grants SET remaining = amount + 1')).toThrow(/CHECK/);
+    expect(() => raw.run("UPDATE credit_grants SET expires_at = NULL, kind = 'earned'")).toThrow(/CHECK/);
+  });
+
+  it('keeps ledger_entries append-only', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 10));
+    expect(() => raw.run('UPDATE ledger_entries SET amount = 1')).toThrow(/append-only/);
+    expect(() => raw.run('DELETE FROM ledger_entries')).toThrow(/append-only/);
+  });
+
+  it('journals enough to recompute every grant and hold', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(earned(owner, 30, T0 + HOUR));
+    await store.ledger.grant(purchased(owner, 20));
+    const settled = await hold(store, owner, 35);
+    await hold(store, owner, 5);
+    const voided = await hold(store, owner, 4);
+    await store.ledger.settle({ holdId: settled, amount: 12, usage: usage() });
+    await store.ledger.void(voided);
+    clock.advance(2 * HOUR);
+    await store.ledger.reapExpiredHolds(10);
+
+    const grants = raw.all<{ id: number; remaining: number; replayed: number }>(
+      `SELECT g.id, g.remaining,
+         COALESCE(SUM(CASE e.kind WHEN 'grant' THEN e.amount WHEN 'reserve' THEN -e.amount
+                                  WHEN 'release' THEN e.amount WHEN 'void' THEN e.amount ELSE 0 END), 0) AS replayed
+       FROM credit_grants g LEFT JOIN ledger_entries e ON e.grant_id = g.id GROUP BY g.id, g.remaining`,
+    );
+    expect(grants).toHaveLength(2);
+    for (const grant of grants) expect(grant.replayed).toBe(grant.remaining);
+
+    const holds = raw.all<{ id: string; status: string; settled_amount: number | null; reserved: number; spent: number; back: number }>(
+      `SELECT h.id, h.status, h.settled_amount,
+         SUM(CASE e.kind WHEN 'reserve' THEN e.amount ELSE 0 END) AS reserved,
+         SUM(CASE e.kind WHEN 'settle' THEN e.amount ELSE 0 END) AS spent,
+         SUM(CASE WHEN e.kind IN ('release', 'void') THEN e.amount ELSE 0 END) AS back
+       FROM holds h JOIN ledger_entries e ON e.hold_id = h.id GROUP BY h.id`,
+    );
+    expect(holds).toHaveLength(3);
+    for (const h of holds) {
+      expect(h.status).not.toBe('pending');
+      expect(h.reserved).toBe(h.spent + h.back);
+      expect(h.spent).toBe(h.settled_amount ?? 0);
+    }
+  });
+
+  it('sees writes made by another connection to the same file (CLI next to the server)', async () => {
+    const cli = createSqliteStore({ path, clock });
+    try {
+      await cli.migrate();
+      const owner = await seedAccount(cli);
+      await cli.ledger.grant(purchased(owner, 10));
+      expect((await store.ledger.reserve({ holdId: 'from_server', keyId: owner.keyId, amount: 10, leaseMs: HOUR })).ok).toBe(true);
+      await cli.keys.revokeKey(owner.keyId);
+      expect(await store.ledger.reserve({ holdId: 'after_revoke', keyId: owner.keyId, amount: 1, leaseMs: HOUR })).toEqual({
+        ok: false,
+        reason: 'key_inactive',
+      });
+      expect(await cli.ledger.countPendingHolds(owner.accountId)).toBe(1);
+    } finally {
+      await cli.close();
+    }
+  });
+
+  it('runs in memory and closes idempotently', async () => {
+    const memory = createSqliteStore({ path: ':memory:', clock });
+    await memory.migrate();
+    const owner = await seedAccount(memory);
+    await memory.ledger.grant(purchased(owner, 3));
+    expect((await memory.ledger.balance(owner.accountId, 'live')).purchased).toBe(3);
+    await memory.close();
+    await memory.close();
+  });
+});
