@@ -1,0 +1,122 @@
+/**
+ * ProviderAdapter for any upstream speaking OpenAI's chat-completions protocol: OpenAI itself, Ollama,
+ * vLLM, llama.cpp, OpenRouter, Groq, the sandbox. Web standards only.
+ */
+import type { ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import { buildUpstreamBody, type MaxTokensField } from './request-body.js';
+import { cancellableEvents } from './event-stream.js';
+import { bodyReadFailure, fetchFailure, protocolError, statusError } from './upstream-errors.js';
+import { parseCompletion } from './wire-parse.js';
+
+export interface OpenAICompatibleOptions {
+  name: string;
+  /** Up to and including the version segment: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`. */
+  baseUrl: string;
+  /** Sent as a Bearer token; null for local servers that take none. */
+  apiKey: string | null;
+  paid: boolean;
+  /** OpenAI's reasoning models accept only `max_completion_tokens`; most other servers only `max_tokens`. */
+  maxTokensField?: MaxTokensField;
+  fetch?: typeof fetch;
+  extraHeaders?: Record<string, string>;
+}
+
+/** Error bodies are read only this far: enough for any error envelope, bounded against a hostile upstream. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions): ProviderAdapter {
+  const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
+  const maxTokensField = options.maxTokensField ?? 'max_tokens';
+  const doFetch = options.fetch ?? fetch;
+
+  async function post(call: UpstreamCall, stream: boolean): Promise<Response> {
+    const body = buildUpstreamBody(call.request, { model: call.model, stream, maxTokensField });
+    const headers: Record<string, string> = {
+      ...options.extraHeaders,
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
+    if (options.apiKey !== null) headers.authorization = `Bearer ${options.apiKey}`;
+    let response: Response;
+    try {
+      response = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.signal });
+    } catch (err) {
+      throw fetchFailure(err, call.signal);
+    }
+    if (!response.ok) {
+      const text = await readTextLimited(response, ERROR_BODY_LIMIT).catch((err: unknown) => {
+        throw bodyReadFailure(err, call.signal);
+      });
+      throw statusError(response.status, text);
+    }
+    return response;
+  }
+
+  async function readCompletion(response: Response, signal: AbortSignal): Promise<UpstreamCompletion> {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw bodyReadFailure(err, signal);
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      throw protocolError(`upstream sent invalid JSON: ${text.slice(0, 120)}`);
+    }
+    return parseCompletion(payload);
+  }
+
+  return {
+    name: options.name,
+    paid: options.paid,
+
+    async complete(call) {
+      const response = await post(call, false);
+      return readCompletion(response, call.signal);
+    },
+
+    async stream(call) {
+      const response = await post(call, true);
+      const type = response.headers.get('content-type') ?? '';
+      // An upstream that ignores `stream: true` (or reports an error with a 200) answers with plain JSON.
+      if (type.includes('application/json') || response.body === null) {
+        return completionAsEvents(await readCompletion(response, call.signal));
+      }
+      return cancellableEvents(response.body, call.signal);
+    },
+  };
+}
+
+async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator<StreamEvent, void, undefined> {
+  const { role, content, refusal, tool_calls } = c.message;
+  yield {
+    type: 'delta',
+    delta: {
+      role,
+      content,
+      ...(refusal !== undefined ? { refusal } : {}),
+      ...(tool_calls ? { tool_calls: tool_calls.map((t, index) => ({ index, ...t })) } : {}),
+    },
+    finishReason: c.finishReason,
+  };
+  if (c.usage) yield { type: 'usage', usage: c.usage };
+}
+
+async function readTextLimited(response: Response, limit: number): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < limit) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      text += decoder.decode(value, { stream: true });
+    }
+    return text.slice(0, limit);
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * An upstream SSE body -> StreamEvents, with the end-of-stream rules: `data: [DONE]` ends it; a body that
+ * ends after a finish_reason but without [DONE] is accepted (several compatible servers omit it); a body
+ * that ends before either is a cut.
+ */
+import { UpstreamError, type StreamEvent } from '../contract.js';
+import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { abortedError, bodyReadFailure, isRecord, payloadError, protocolError } from './upstream-errors.js';
+import { chunkEvents } from './wire-parse.js';
+
+/** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */
+export async function* readChatStream(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  let finished = false;
+  try {
+    for await (const { data, event } of decodeSse(body, { signal })) {
+      if (signal.aborted) break;
+      if (data === '[DONE]') return;
+      if (data.length === 0) continue;
+      const payload = parseChunk(data);
+      if (event === 'error' && isRecord(payload)) throw payloadError(payload);
+      for (const ev of chunkEvents(payload)) {
+        if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
+        yield ev;
+      }
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    if (err instanceof SseDecodeError) throw protocolError(`upstream stream is not valid SSE: ${err.message}`);
+    throw bodyReadFailure(err, signal);
+  }
+  if (signal.aborted) throw abortedError(signal);
+  if (!finished) throw protocolError('upstream stream ended early (no finish_reason and no [DONE])');
+}
+
+function parseChunk(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw protocolError(`upstream sent a malformed stream chunk: ${data.slice(0, 120)}`);
+  }
+}
+
+/**
+ * Wraps the event generator so that giving up on it before the first `next()` still cancels the body: a
+ * generator that never started ignores `return()` and would leave the upstream connection open.
+ */
+export function cancellableEvents(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): AsyncIterableIterator<StreamEvent> {
+  const events = readChatStream(body, signal);
+  let started = false;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next() {
+      started = true;
+      return events.next();
+    },
+    async return() {
+      if (!started) await body.cancel().catch(() => {});
+      return events.return();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Bytes -> server-sent events. Line splitting, field parsing and multi-line `data` are eventsource-parser's
+ * job; this layer owns the byte-to-text step (a streaming TextDecoder, so a UTF-8 sequence split across two
+ * network reads decodes once whole), the end-of-body edge cases, and releasing the body when the consumer stops.
+ */
+import { createParser } from 'eventsource-parser';
+
+export interface SseEvent {
+  /** The `data` field; several `data:` lines of one event are joined with `\n`. */
+  data: string;
+  /** The `event` field, undefined when the server sent none (not defaulted to `message`). */
+  event: string | undefined;
+  id: string | undefined;
+}
+
+export interface SseDecodeOptions {
+  /** Called for each comment line (`: keepalive`), without the leading colon and space. */
+  onComment?: (text: string) => void;
+  /** Stop reading (and cancel the body) when this fires; the iteration then ends without error. */
+  signal?: AbortSignal;
+  /**
+   * Characters one unfinished line or event may buffer before the stream is refused. Guards memory against
+   * an upstream that never sends a line break.
+   */
+  maxBufferSize?: number;
+}
+
+/** The stream is not SSE we can safely buffer (today: an event larger than `maxBufferSize`). */
+export class SseDecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SseDecodeError';
+  }
+}
+
+const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
+const CR = 13;
+
+/**
+ * Iterates the events of an SSE body. Ending the iteration early (break, return, throw) cancels the body,
+ * which is what releases an upstream HTTP connection.
+ */
+export async function* decodeSse(
+  body: ReadableStream<Uint8Array>,
+  options: SseDecodeOptions = {},
+): AsyncGenerator<SseEvent, void, undefined> {
+  let pending: SseEvent[] = [];
+  let overflow: string | null = null;
+  const parser = createParser({
+    onEvent: (e) => pending.push({ data: e.data, event: e.event, id: e.id }),
+    onComment: options.onComment,
+    // Unknown fields and bad `retry` values are ignored, as the SSE spec tells clients to do.
+    onError: (err) => {
+      if (err.type === 'max-buffer-size-exceeded') overflow = err.message;
+    },
+    maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
+  });
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  const signal = options.signal;
+  const onAbort = (): void => {
+    reader.cancel(signal?.reason).catch(() => {});
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let bodyDone = false;
+  let endsWithCr = false;
+
+  const feed = (text: string): void => {
+    if (text.length === 0) return;
+    endsWithCr = text.charCodeAt(text.length - 1) === CR;
+    parser.feed(text);
+    if (overflow !== null) throw new SseDecodeError(overflow);
+  };
+
+  try {
+    if (signal?.aborted) return;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        bodyDone = true;
+        break;
+      }
+      feed(decoder.decode(value, { stream: true }));
+      if (pending.length > 0) {
+        const batch = pending;
+        pending = [];
+        yield* batch;
+      }
+    }
+    if (signal?.aborted) return;
+    feed(decoder.decode());
+    // The parser holds back a trailing CR in case an LF follows; at the end of the body nothing will, so the
+    // CR is a complete line terminator (a CR-only stream's last blank line would otherwise be lost).
+    if (endsWithCr) parser.feed('\n');
+    // An event without its terminating blank line is dropped, as the SSE spec requires.
+    yield* pending;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    if (!bodyDone) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}

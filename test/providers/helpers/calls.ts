@@ -1,0 +1,61 @@
+/** Builders and collectors shared by the provider tests. */
+import { expect } from 'vitest';
+import { UpstreamError, type StreamEvent, type UpstreamCall } from '../../../src/providers/contract.js';
+import type { ChatRequest, ChunkDelta, FinishReason } from '../../../src/openai/chat-types.js';
+
+export function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest & { max_tokens: number } {
+  return {
+    model: 'svc-fast',
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hello.' },
+    ],
+    temperature: 1,
+    top_p: 1,
+    stream: true,
+    include_usage: false,
+    ...overrides,
+    max_tokens: overrides.max_tokens ?? 256,
+  };
+}
+
+export function upstreamCall(
+  model: string,
+  overrides: Partial<ChatRequest> = {},
+  signal: AbortSignal = new AbortController().signal,
+): UpstreamCall {
+  return { request: chatRequest(overrides), model, signal };
+}
+
+export async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const out: StreamEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+/** Awaits a promise that must reject with an UpstreamError, and returns that error. */
+export async function upstreamFailure(promise: Promise<unknown>): Promise<UpstreamError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(UpstreamError);
+    if (err instanceof UpstreamError) return err;
+  }
+  throw new Error('expected an UpstreamError, but the call succeeded');
+}
+
+export function deltas(events: StreamEvent[]): { delta: ChunkDelta; finishReason: FinishReason | null }[] {
+  return events.flatMap((e) => (e.type === 'delta' ? [{ delta: e.delta, finishReason: e.finishReason }] : []));
+}
+
+export function text(events: StreamEvent[]): string {
+  return events.map((e) => (e.type === 'delta' ? (e.delta.content ?? '') : '')).join('');
+}
+
+export function finishReasons(events: StreamEvent[]): string[] {
+  return events.flatMap((e) => (e.type === 'delta' && e.finishReason !== null ? [e.finishReason] : []));
+}
+
+export function usages(events: StreamEvent[]): { promptTokens: number; completionTokens: number }[] {
+  return events.flatMap((e) => (e.type === 'usage' ? [e.usage] : []));
+}

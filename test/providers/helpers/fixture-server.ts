@@ -1,0 +1,98 @@
+/**
+ * A tiny real HTTP upstream for adapter tests: each scenario is a handler reached under its own base URL
+ * (`/<scenario>/v1`), every request is recorded with a promise that settles when its connection closes.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+
+export type Scenario = (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Settles when the client's TCP connection closes. */
+  connectionClosed: Promise<void>;
+}
+
+export interface FixtureServer {
+  baseUrl(scenario: string): string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export async function startFixtureServer(scenarios: Record<string, Scenario>): Promise<FixtureServer> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const connectionClosed = new Promise<void>((resolve) => {
+        if (req.socket.destroyed) resolve();
+        else req.socket.once('close', () => resolve());
+      });
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, connectionClosed });
+      const name = (req.url ?? '').split('/')[1] ?? '';
+      const scenario = scenarios[name];
+      if (!scenario) {
+        res.writeHead(404).end();
+        return;
+      }
+      req.socket.setNoDelay(true);
+      void Promise.resolve(scenario(req, res, body)).catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: (scenario) => `http://127.0.0.1:${port}/${scenario}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const PIECE_SIZES = [1, 7, 3, 13, 64, 2, 29, 5, 101, 11];
+
+/** Writes in odd-sized pieces with an event-loop turn between them, so the client reads split frames. */
+export async function writeInPieces(res: ServerResponse, data: string | Uint8Array, limit = Infinity): Promise<void> {
+  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+  let offset = 0;
+  for (let i = 0; offset < Math.min(bytes.length, limit) && !res.destroyed; i++) {
+    const size = PIECE_SIZES[i % PIECE_SIZES.length] ?? 1;
+    const end = Math.min(offset + size, bytes.length, limit);
+    res.write(bytes.subarray(offset, end));
+    offset = end;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+export function sseHead(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+}
+
+export function fixture(name: string): string {
+  return readFileSync(new URL(`../../fixtures/openai/${name}`, import.meta.url), 'utf8');
+}
+
+/** A port that was just free and is now closed: connecting to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)),
+  ]);
+}
