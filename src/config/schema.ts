@@ -4,7 +4,7 @@
  * src/runtime/node/; this module only validates a decoded value.
  */
 import { z } from 'zod';
-import { formatPath } from '../openai/chat-request.js';
+import { formatPath } from '../openai/validation-errors.js';
 
 const positiveMs = z.number().int().positive();
 

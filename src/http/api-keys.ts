@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../core/deps.js';
-import { formatPath } from '../openai/chat-request.js';
-import { forbidden, invalidRequest, notFound } from '../openai/errors.js';
+import { forbidden, notFound } from '../openai/errors.js';
+import { validationError } from '../openai/validation-errors.js';
 import { canSee, escalation } from '../keys/key-policy.js';
 import { createApiKey, keyView } from '../keys/key-service.js';
 import { readJson } from './json-body.js';
@@ -23,12 +23,8 @@ export const apiKeysRoutes = new Hono<AppEnv>()
   })
   .post('/', async (c) => {
     const actor = c.get('key');
-    const parsed = createBody.safeParse(await readJson(c));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const param = issue ? formatPath(issue.path) || null : null;
-      throw invalidRequest(`Invalid value for '${param ?? 'body'}': ${issue?.message ?? 'invalid body'}.`, param);
-    }
+    const parsed = createBody.safeParse(await readJson(c), { reportInput: true });
+    if (!parsed.success) throw validationError(parsed.error);
     const b = parsed.data;
     // A new key inherits the creator's environment and cap unless it asks for a weaker one.
     const wanted = {

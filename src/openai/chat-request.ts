@@ -2,10 +2,10 @@
  * Validation of a chat-completions body: the zod schema checks shapes and ranges, then the rules that
  * span fields. Every refusal names the parameter (`messages[2].role`) and says what to fix.
  */
-import type { z } from 'zod';
 import { chatRequestSchema } from './chat-request-schema.js';
 import type { ChatMessage, ChatRequest } from './chat-types.js';
-import { GatewayError, invalidRequest } from './errors.js';
+import { invalidRequest } from './errors.js';
+import { validationError } from './validation-errors.js';
 
 const DEFAULT_TEMPERATURE = 0.7;
 const DEFAULT_TOP_P = 1;
@@ -21,59 +21,10 @@ const UNSUPPORTED: Record<string, string> = {
   reasoning_effort: "'reasoning_effort' is not supported: pick the svc-smart alias for hard reasoning",
 };
 
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? String(seg) : `.${String(seg)}`;
-  }
-  return out;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): { message: string; param: string | null; code: string } {
-  const param = issue.path.length > 0 ? formatPath(issue.path) : null;
-  switch (issue.code) {
-    case 'unrecognized_keys': {
-      const key = issue.keys[0] ?? '';
-      const full = param ? `${param}.${key}` : key;
-      if (param === null && key in UNSUPPORTED) {
-        return { message: `Unsupported parameter '${key}': ${UNSUPPORTED[key]}.`, param: key, code: 'unsupported_parameter' };
-      }
-      return { message: `Unrecognized request argument supplied: '${full}'.`, param: full, code: 'unrecognized_argument' };
-    }
-    case 'invalid_union':
-      if (issue.discriminator !== undefined) {
-        const at = param ? `${param}.${issue.discriminator}` : issue.discriminator;
-        const options = 'options' in issue && issue.options ? issue.options.map(String).join(', ') : null;
-        return {
-          message: `Invalid value for '${at}'${options ? `: expected one of ${options}` : ''}.`,
-          param: at,
-          code: 'invalid_value',
-        };
-      }
-      return { message: `Invalid value for '${param ?? 'body'}': ${issue.message}.`, param, code: 'invalid_value' };
-    case 'invalid_type':
-      if (issue.input === undefined) {
-        return { message: `Missing required parameter: '${param}'.`, param, code: 'missing_required_parameter' };
-      }
-      return { message: `Invalid type for '${param}': ${issue.message}.`, param, code: 'invalid_type' };
-    default:
-      return { message: `Invalid value for '${param ?? 'body'}': ${issue.message}.`, param, code: 'invalid_value' };
-  }
-}
-
 /** Parses and validates a decoded JSON body into the gateway's normalized request. Throws GatewayError (400). */
 export function parseChatRequest(body: unknown): ChatRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalidRequest('The request body must be a JSON object.', null, 'invalid_body');
-  }
-  const result = chatRequestSchema.safeParse(body);
-  if (!result.success) {
-    const first = result.error.issues[0];
-    if (!first) throw invalidRequest('Invalid request body.');
-    const { message, param, code } = describeIssue(first);
-    throw new GatewayError(400, 'invalid_request_error', code, message, param);
-  }
+  const result = chatRequestSchema.safeParse(body, { reportInput: true });
+  if (!result.success) throw validationError(result.error, UNSUPPORTED);
   const b = result.data;
   if (b.n != null && b.n > 1) {
     throw invalidRequest("Only n=1 is supported: send one request per completion you need.", 'n', 'unsupported_value');
