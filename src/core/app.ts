@@ -5,9 +5,11 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GatewayError } from '../openai/errors.js';
+import { adminAccountRoutes } from '../http/admin/accounts.js';
 import { apiKeysRoutes } from '../http/api-keys.js';
 import { chatCompletionsRoutes } from '../http/chat-completions.js';
 import { creditsRoutes } from '../http/credits.js';
+import { adminAuth } from '../http/middleware/admin-auth.js';
 import { auth } from '../http/middleware/auth.js';
 import { errorResponse, onError, onNotFound } from '../http/middleware/errors.js';
 import { requestId } from '../http/middleware/request-id.js';
@@ -25,22 +27,23 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   app.use('*', requestId);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: deps.limits.maxBodyBytes,
-      onError: (c) =>
-        errorResponse(
-          c,
-          new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
-        ),
-    }),
-  );
+  const limit = bodyLimit({
+    maxSize: deps.limits.maxBodyBytes,
+    onError: (c) =>
+      errorResponse(
+        c,
+        new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
+      ),
+  });
+  app.use('/v1/*', limit);
   app.use('/v1/*', auth);
   app.route('/v1/models', modelsRoutes);
   app.route('/v1/chat/completions', chatCompletionsRoutes);
   app.route('/v1/credits', creditsRoutes);
   app.route('/v1/usage', usageRoutes);
   app.route('/v1/api-keys', apiKeysRoutes);
+  app.use('/admin/v1/*', limit);
+  app.use('/admin/v1/*', adminAuth);
+  app.route('/admin/v1', adminAccountRoutes);
   return app;
 }

@@ -9,6 +9,8 @@ export interface AppDeps {
   clock: Clock;
   routing: RoutingTable;
   logger: Logger;
+  /** Bearer token of the operator API (/admin/v1); null disables that API. */
+  adminToken: string | null;
   limits: {
     maxBodyBytes: number;
     /** Lifetime of a credit hold before the reaper may void it; longer than any upstream call. */

@@ -41,6 +41,7 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
     port: port(portFlag ?? process.env.PORT, 8080),
     host: process.env.HOST ?? '0.0.0.0',
     logger,
+    adminToken: process.env.SVC_ADMIN_TOKEN || null,
   });
   const db = describeDatabase(process.env.SVC_DATABASE_URL);
   process.stdout.write(

@@ -23,6 +23,8 @@ export interface GatewayOptions {
   host?: string;
   clock?: Clock;
   logger: Logger;
+  /** SVC_ADMIN_TOKEN; unset disables the admin API. */
+  adminToken?: string | null;
 }
 
 export interface RunningGateway {
@@ -42,6 +44,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     clock,
     routing: buildRoutingTable(opts.config, opts.secrets),
     logger: opts.logger,
+    adminToken: opts.adminToken ?? null,
     limits: { maxBodyBytes: serverCfg.max_body_bytes, holdLeaseMs: serverCfg.hold_lease_ms },
   });
   const host = opts.host ?? '127.0.0.1';
