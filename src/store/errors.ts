@@ -1,9 +1,10 @@
 /**
  * Errors a Store throws for caller mistakes (as opposed to business outcomes such as insufficient credits,
- * which are returned as values). Both implementations throw these so callers can map them without knowing
+ * which are returned as values), and `unavailable` when the database cannot be reached (the gateway answers
+ * 503 and the client may retry). Both implementations throw these so callers can map them without knowing
  * the database behind the Store.
  */
-export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid_input';
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid_input' | 'unavailable';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from '../../core/deps.js';
 import { GatewayError } from '../../openai/errors.js';
+import { StoreError } from '../../store/errors.js';
 
 export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
   const res = c.json(e.toEnvelope(), e.status as 400);
@@ -14,6 +15,15 @@ export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
 /** Every error leaves in the OpenAI envelope; anything unexpected is logged and answered 500 without details. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof GatewayError) return errorResponse(c, err);
+  if (err instanceof StoreError && err.code === 'unavailable') {
+    c.get('deps')?.logger.warn('store unavailable', { requestId: c.get('requestId'), error: err.message });
+    return errorResponse(
+      c,
+      new GatewayError(503, 'api_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
+        'retry-after': '1',
+      }),
+    );
+  }
   if (err instanceof HTTPException && err.status < 500) {
     return errorResponse(c, new GatewayError(err.status, 'invalid_request_error', 'invalid_request', err.message || 'Invalid request.'));
   }
