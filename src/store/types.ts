@@ -1,3 +1,5 @@
+import type { LedgerAudit } from './ledger-audit.js';
+
 /**
  * The Store, split by concern. Every implementation (SQLite now, PostgreSQL next) passes the same
  * conformance suite in test/store/. Times are epoch milliseconds; days are UTC `YYYY-MM-DD` strings.
@@ -137,6 +139,11 @@ export interface LedgerStore {
   reapExpiredHolds(limit: number): Promise<number>;
   /** Pending holds count, for tests and operators. */
   countPendingHolds(accountId?: string): Promise<number>;
+  /**
+   * Recomputes every grant, hold, usage rollup and daily counter from the append-only journal and reports
+   * each disagreement (src/store/ledger-audit.ts). Read-only; run it while traffic flows or stopped.
+   */
+  audit(): Promise<LedgerAudit>;
 }
 
 export interface UsageQuery {

@@ -105,6 +105,15 @@ describe('svc-gateway CLI', () => {
       expect(ok.status).toBe(200);
       expect(((await ok.json()) as { total_credits: number }).total_credits).toBe(10_300);
 
+      const chatRes = await fetch(`${s.url}/chat/completions`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }),
+      });
+      expect(chatRes.status).toBe(200);
+      const verify = json<{ ok: boolean; findings: unknown[] }>('ledger', 'verify');
+      expect(verify).toMatchObject({ ok: true, findings: [] });
+
       const revoked = json<{ deleted: boolean }>('keys', 'revoke', key.id);
       expect(revoked.deleted).toBe(true);
       const refused = await fetch(`${s.url}/credits`, { headers });

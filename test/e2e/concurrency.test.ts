@@ -70,5 +70,6 @@ describe('concurrent requests on one account', () => {
     expect(balance.purchased).toBe(GRANT - settled);
     expect(balance.purchased).toBeGreaterThanOrEqual(0);
     expect(requests).toBe(ok);
+    expect((await gw.store.ledger.audit()).findings).toEqual([]);
   });
 });

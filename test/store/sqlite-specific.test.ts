@@ -136,3 +136,45 @@ describe('sqlite store specifics', () => {
     await memory.close();
   });
 });
+
+describe('ledger audit (SQLite)', () => {
+  it('is clean after real traffic and names a grant whose remaining was tampered with', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const Database = (await import('libsql')).default;
+    const { ManualClock } = await import('../../src/core/clock.js');
+    const { createSqliteStore } = await import('../../src/store/sqlite/sqlite-store.js');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-audit-'));
+    const path = join(dir, 'a.db');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const store = createSqliteStore({ path, clock });
+    try {
+      await store.migrate();
+      await store.keys.createAccount({ id: 'acct_a', name: null });
+      await store.keys.insertKey({
+        id: 'key_a', accountId: 'acct_a', environment: 'live', name: null, salt: 's', secretHash: 'h', redacted: 'r', dailyCreditLimit: 500,
+      });
+      await store.ledger.grant({ accountId: 'acct_a', environment: 'live', kind: 'purchased', amount: 1000, expiresAt: null, idempotencyKey: null });
+      await store.ledger.grant({ accountId: 'acct_a', environment: 'live', kind: 'earned', amount: 50, expiresAt: clock.now() + 1000, idempotencyKey: null });
+      const use = { requestId: 'r', model: 'svc-fast', routedModel: 'p/m', routedProvider: 'p', promptTokens: 1, completionTokens: 1, outcome: 'completed', latencyMs: 1 };
+      for (let i = 0; i < 20; i++) {
+        await store.ledger.reserve({ holdId: `h${i}`, keyId: 'key_a', amount: 20, leaseMs: 10 });
+        if (i % 3 === 0) await store.ledger.settle({ holdId: `h${i}`, amount: 7, usage: use });
+        else if (i % 3 === 1) await store.ledger.void(`h${i}`);
+      }
+      clock.advance(5000);
+      await store.ledger.reapExpiredHolds(100);
+      expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+
+      const raw = new Database(path);
+      raw.prepare("UPDATE credit_grants SET remaining = remaining + 5 WHERE kind = 'purchased'").run();
+      raw.close();
+      const { findings } = await store.ledger.audit();
+      expect(findings.map((f) => f.check)).toEqual(['grant_remaining']);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -154,3 +154,17 @@ export async function migrate(json: boolean): Promise<void> {
   await withStore(async () => undefined);
   emit(json, { migrated: true }, 'Database schema is up to date.');
 }
+
+/** Exit code 1 when the journal disagrees with the materialized balances, so it can gate a deploy or a cron. */
+export async function ledgerVerify(json: boolean): Promise<void> {
+  const audit = await withStore((store) => store.ledger.audit());
+  const lines = audit.findings.map((f) => `  ${f.check} ${f.subject}: ${f.detail}\n    (${f.rule})`);
+  emit(
+    json,
+    { ok: audit.findings.length === 0, checks: audit.checks, findings: audit.findings },
+    audit.findings.length === 0
+      ? `Ledger consistent: ${audit.checks} checks, no disagreement between the journal and the balances.`
+      : `Ledger INCONSISTENT: ${audit.findings.length} finding(s):\n${lines.join('\n')}`,
+  );
+  if (audit.findings.length > 0) process.exitCode = 1;
+}

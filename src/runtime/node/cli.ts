@@ -1,7 +1,7 @@
 /** `svc-gateway <command>`: the operator CLI. The only other place, with server.ts, that reads process.env. */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/schema.js';
-import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, migrate, type Flags } from './cli-commands.js';
+import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, ledgerVerify, migrate, type Flags } from './cli-commands.js';
 import { CliError } from './cli-output.js';
 import { sandboxCommand, serveCommand } from './cli-serve.js';
 
@@ -15,9 +15,11 @@ const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --
   keys list --account ID
   keys revoke KEY_ID
   migrate                                            apply database migrations
+  ledger verify                                      recompute every balance from the journal (exit 1 on mismatch)
   sandbox [--port N]                                 run the sandbox upstream (default 8090)
 
-Environment: SVC_DATABASE_URL (default: SQLite ./data/svc-gateway.db), SVC_CONFIG (JSON or YAML), PORT, HOST.`;
+Environment: SVC_DATABASE_URL (default: SQLite ./data/svc-gateway.db), SVC_CONFIG (JSON or YAML), PORT, HOST,
+SVC_ADMIN_TOKEN (enables the operator API under /admin/v1).`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -65,6 +67,8 @@ async function run(argv: string[]): Promise<void> {
       return keysList(flags, json);
     case 'keys revoke':
       return keysRevoke(rest, json);
+    case 'ledger verify':
+      return ledgerVerify(json);
     default:
       throw new CliError(`unknown command '${positionals.join(' ')}'\n\n${HELP}`, 2);
   }

@@ -54,7 +54,16 @@ export class SqliteConnection {
    * half-way through. Not re-entrant: callers never nest.
    */
   immediate<T>(fn: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
+    return this.transaction('BEGIN IMMEDIATE', fn);
+  }
+
+  /** A read transaction: every statement in fn sees one snapshot (WAL readers never block the writer). */
+  read<T>(fn: () => T): T {
+    return this.transaction('BEGIN DEFERRED', fn);
+  }
+
+  private transaction<T>(begin: string, fn: () => T): T {
+    this.db.exec(begin);
     try {
       const result = fn();
       this.db.exec('COMMIT');

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
+import { AUDIT_CHECKS, type LedgerAudit } from '../ledger-audit.js';
 import type {
   Balance,
   Environment,
@@ -82,5 +83,17 @@ export class SqliteLedgerStore implements LedgerStore {
 
   async countPendingHolds(accountId?: string): Promise<number> {
     return countPending(this.conn, accountId);
+  }
+
+  async audit(): Promise<LedgerAudit> {
+    // One read transaction, so every check sees the same snapshot even while the server writes.
+    return this.conn.read(() => ({
+      checks: AUDIT_CHECKS.length,
+      findings: AUDIT_CHECKS.flatMap((check) =>
+        this.conn
+          .all<{ subject: string; detail: string }>(check.sql)
+          .map((row) => ({ check: check.name, rule: check.rule, subject: String(row.subject), detail: String(row.detail) })),
+      ),
+    }));
   }
 }
