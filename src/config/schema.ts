@@ -72,7 +72,7 @@ export const configSchema = z
     server: z
       .object({
         max_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
-        hold_lease_ms: z.number().int().min(10_000).default(15 * 60 * 1000),
+        hold_lease_ms: z.number().int().min(1_000).default(15 * 60 * 1000),
         reaper_interval_ms: z.number().int().min(100).default(30_000),
       })
       .strict()

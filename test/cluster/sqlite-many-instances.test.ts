@@ -1,0 +1,13 @@
+/** The many-instance ledger test on the embedded store: three processes sharing one SQLite file (WAL). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'vitest';
+import { manyInstancesCase } from './many-instances.case.js';
+
+describe('three gateway processes on one SQLite file', () => {
+  manyInstancesCase(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+    return { url: `sqlite:${join(dir, 'cluster.db')}`, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  });
+});
