@@ -14,14 +14,12 @@ export interface DailyCounter {
   committed: number;
 }
 
-/** The per-key daily counters, read directly: the Store has no operator read for them. */
-export async function dailyCounters(databaseUrl: string): Promise<DailyCounter[]> {
+async function rawQuery<Row>(databaseUrl: string, sql: string): Promise<Row[]> {
   const db = describeDatabase(databaseUrl);
-  const sql = 'SELECT key_id, day, committed FROM key_daily_usage';
   if (db.kind === 'sqlite') {
     const conn = new Database(db.path);
     try {
-      return (conn.prepare(sql).all() as DailyCounter[]).map((r) => ({ ...r, committed: Number(r.committed) }));
+      return conn.prepare(sql).all() as Row[];
     } finally {
       conn.close();
     }
@@ -29,9 +27,20 @@ export async function dailyCounters(databaseUrl: string): Promise<DailyCounter[]
   const { default: postgres } = await import('postgres');
   const pg = postgres(db.url, { max: 1, onnotice: () => undefined });
   try {
-    const rows = await pg.unsafe<DailyCounter[]>(sql);
-    return rows.map((r) => ({ ...r, committed: Number(r.committed) }));
+    return (await pg.unsafe(sql)) as unknown as Row[];
   } finally {
     await pg.end();
   }
+}
+
+/** The per-key daily counters, read directly: the Store has no operator read for them. */
+export async function dailyCounters(databaseUrl: string): Promise<DailyCounter[]> {
+  const rows = await rawQuery<DailyCounter>(databaseUrl, 'SELECT key_id, day, committed FROM key_daily_usage');
+  return rows.map((r) => ({ ...r, committed: Number(r.committed) }));
+}
+
+/** How many holds ended each way. */
+export async function holdOutcomes(databaseUrl: string): Promise<Record<string, number>> {
+  const rows = await rawQuery<{ status: string; n: number }>(databaseUrl, 'SELECT status, COUNT(*) AS n FROM holds GROUP BY status');
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }

@@ -8,8 +8,10 @@ export interface LoadClient {
 export interface LoadResult {
   statuses: Map<number, number>;
   hungUp: number;
-  /** Streams that ended without `[DONE]` although the client did not hang up: must be zero. */
+  /** Streams that ended without `[DONE]` although the client did not hang up. */
   truncated: number;
+  /** Connection errors and truncated streams, per instance URL. */
+  failuresByInstance: Map<string, number>;
 }
 
 export interface LoadOptions {
@@ -38,6 +40,7 @@ async function one(instance: Instance, client: LoadClient, i: number, opts: Load
     });
   } catch {
     result.statuses.set(-1, (result.statuses.get(-1) ?? 0) + 1);
+    fail(result, instance);
     return;
   }
   result.statuses.set(res.status, (result.statuses.get(res.status) ?? 0) + 1);
@@ -60,15 +63,25 @@ async function one(instance: Instance, client: LoadClient, i: number, opts: Load
       }
     }
   } catch {
-    if (!hangUp) result.truncated++;
+    if (!hangUp) {
+      result.truncated++;
+      fail(result, instance);
+    }
     return;
   }
-  if (!text.endsWith('data: [DONE]\n\n')) result.truncated++;
+  if (!text.endsWith('data: [DONE]\n\n')) {
+    result.truncated++;
+    fail(result, instance);
+  }
+}
+
+function fail(result: LoadResult, instance: Instance): void {
+  result.failuresByInstance.set(instance.url, (result.failuresByInstance.get(instance.url) ?? 0) + 1);
 }
 
 /** Fires every request at once, spread round-robin over the instances and clients. */
 export async function runLoad(instances: Instance[], clients: LoadClient[], opts: LoadOptions): Promise<LoadResult> {
-  const result: LoadResult = { statuses: new Map(), hungUp: 0, truncated: 0 };
+  const result: LoadResult = { statuses: new Map(), hungUp: 0, truncated: 0, failuresByInstance: new Map() };
   await Promise.all(
     Array.from({ length: opts.requests }, (_, i) =>
       one(instances[i % instances.length] as Instance, clients[i % clients.length] as LoadClient, i, opts, result),

@@ -1,0 +1,78 @@
+/**
+ * kill -9 of one gateway process under load. Its in-flight holds stay pending until their lease runs out;
+ * then the reaper of a surviving instance voids them, so the credits come back. Nothing is lost or
+ * charged twice, and `ledger verify` stays clean.
+ */
+import { expect, it } from 'vitest';
+import { newId } from '../../src/core/ids.js';
+import { createApiKey } from '../../src/keys/key-service.js';
+import { ledgerVerify, startCluster, stopInstance, type Instance } from './cluster.js';
+import { holdOutcomes, openClusterStore } from './db.js';
+import { runLoad } from './load.js';
+
+const GRANT = 5000;
+const LEASE_MS = 3000;
+
+export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string; drop(): Promise<void> }>): void {
+  it('voids the holds of a killed instance after their lease, and loses no credit', async () => {
+    const db = await databaseUrl();
+    const store = await openClusterStore(db.url);
+    let instances: Instance[] = [];
+    try {
+      const account = await store.keys.createAccount({ id: newId('acct_'), name: 'crash' });
+      await store.ledger.grant({ accountId: account.id, environment: 'live', kind: 'purchased', amount: GRANT, expiresAt: null, idempotencyKey: null });
+      const { secret } = await createApiKey(store.keys, { accountId: account.id, environment: 'live', name: null, dailyCreditLimit: null });
+
+      // Slow answers (~1.5 s each) so that many requests are in flight at the kill.
+      instances = await startCluster({
+        databaseUrl: db.url,
+        dir: db.dir,
+        instances: 3,
+        holdLeaseMs: LEASE_MS,
+        reaperIntervalMs: 200,
+        pace: { time_to_first_token_ms: 50, tokens_per_second: 20 },
+      });
+      const started = Date.now();
+      const load = runLoad(instances, [{ secret }], { requests: 300, hangUpRate: 0, maxTokens: 30 });
+      await new Promise((r) => setTimeout(r, 700));
+      const victim = instances[0] as Instance;
+      const pendingAtKill = await store.ledger.countPendingHolds(account.id);
+      await stopInstance(victim, 'SIGKILL');
+      const result = await load;
+
+      // The victim's holds can only come back through the reaper of a survivor, after the lease.
+      const until = Date.now() + LEASE_MS + 15_000;
+      while ((await store.ledger.countPendingHolds(account.id)) > 0 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const wallMs = Date.now() - started;
+      const lost = result.failuresByInstance.get(victim.url) ?? 0;
+      const outcomes = await holdOutcomes(db.url);
+      console.log(
+        `[crash] wall ${wallMs} ms; pending at kill ${pendingAtKill}; statuses ${JSON.stringify([...result.statuses])}; ` +
+          `client errors from the killed instance ${lost}; holds ${JSON.stringify(outcomes)}`,
+      );
+      // The killed instance's unfinished requests are exactly the holds the reaper voided.
+      expect(outcomes.voided).toBe(lost);
+      expect(pendingAtKill).toBeGreaterThan(10);
+      expect(lost).toBeGreaterThan(0);
+      // Only the killed instance's clients saw errors (its cut streams and refused connections).
+      expect([...result.failuresByInstance.keys()]).toEqual([victim.url]);
+      expect(await store.ledger.countPendingHolds(account.id)).toBe(0);
+
+      const balance = await store.ledger.balance(account.id, 'live');
+      const today = new Date().toISOString().slice(0, 10);
+      const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: today, endDay: today, model: null });
+      const settled = rows.reduce((s, r) => s + r.credits, 0);
+      expect(balance.reserved).toBe(0);
+      expect(balance.purchased).toBe(GRANT - settled);
+      // Every request a survivor answered is billed; the killed one's unfinished requests are not.
+      expect(rows.reduce((s, r) => s + r.requests, 0)).toBeGreaterThanOrEqual(300 - lost);
+      expect(ledgerVerify(db.url)).toMatchObject({ ok: true, findings: [] });
+    } finally {
+      await Promise.all(instances.map((i) => stopInstance(i)));
+      await store.close();
+      await db.drop();
+    }
+  }, 120_000);
+}
