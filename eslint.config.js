@@ -1,6 +1,7 @@
 // Lint rules that guard the architecture: no `any`, and no Node built-ins outside the Node runtime and
 // the SQLite driver wiring, so the core stays runnable on edge runtimes.
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -12,6 +13,11 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // Benchmark and tool scripts are plain Node ES modules.
+    files: ['bench/**/*.mjs', 'scripts/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node } },
   },
   {
     files: ['src/**/*.ts'],
