@@ -17,7 +17,6 @@ import { startGateway } from '../dist/runtime/node/server.js';
 const kind = process.argv[2] ?? 'sqlite';
 const EVENTS = Number(process.argv[3] ?? 1_000_000);
 const DAYS = 365;
-const MODELS = ['svc-auto', 'svc-fast', 'svc-code', 'svc-smart'];
 const DAY_MS = 86_400_000;
 const today = Date.parse(new Date().toISOString().slice(0, 10));
 const firstDay = today - (DAYS - 1) * DAY_MS;
