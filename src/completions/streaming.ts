@@ -93,6 +93,31 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
     return out;
   };
 
+  const errorEvent = (code: string, type: string, message: string): Uint8Array =>
+    encodeSseJson({ error: { message, type, param: null, code } });
+
+  /**
+   * Closes the stream explicitly whatever happens: never a silent cut. If the ledger cannot be written
+   * (database down), the answer was still delivered; the hold stays pending and the reaper releases it,
+   * so the client is never charged twice nor overcharged, and is told so.
+   */
+  const end = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    how: Exclude<Ending, 'client_closed'>,
+    upstreamFailure: string | null,
+  ): Promise<void> => {
+    try {
+      for (const bytes of await finish(how)) controller.enqueue(bytes);
+    } catch {
+      controller.enqueue(
+        errorEvent('store_unavailable', 'api_error', 'The answer was delivered but the ledger could not be reached to confirm its charge; it is billed at most once.'),
+      );
+    }
+    if (upstreamFailure !== null) controller.enqueue(errorEvent('upstream_stream_error', 'upstream_error', upstreamFailure));
+    controller.enqueue(encodeSseDone());
+    controller.close();
+  };
+
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(chunk({ role: 'assistant', content: '' }, null));
@@ -107,26 +132,12 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
         } catch (raw) {
           if (ended) return;
           const e = asUpstreamError(raw);
-          for (const bytes of await finish('upstream_error')) controller.enqueue(bytes);
-          controller.enqueue(
-            encodeSseJson({
-              error: {
-                message: `The upstream stream failed: ${e.message}`,
-                type: 'upstream_error',
-                param: null,
-                code: 'upstream_stream_error',
-              },
-            }),
-          );
-          controller.enqueue(encodeSseDone());
-          controller.close();
+          await end(controller, 'upstream_error', `The upstream stream failed: ${e.message}`);
           return;
         }
         if (ended) return;
         if (next.done) {
-          for (const bytes of await finish('completed')) controller.enqueue(bytes);
-          controller.enqueue(encodeSseDone());
-          controller.close();
+          await end(controller, 'completed', null);
           return;
         }
         const ev = next.value;
