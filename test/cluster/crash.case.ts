@@ -34,9 +34,13 @@ export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string;
       });
       const started = Date.now();
       const load = runLoad(instances, [{ secret }], { requests: 300, hangUpRate: 0, maxTokens: 30 });
-      await new Promise((r) => setTimeout(r, 700));
+      // Kill once many requests hold credits, so the victim surely dies holding some.
       const victim = instances[0] as Instance;
-      const pendingAtKill = await store.ledger.countPendingHolds(account.id);
+      let pendingAtKill = 0;
+      for (const until = Date.now() + 10_000; pendingAtKill < 150 && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 20));
+        pendingAtKill = await store.ledger.countPendingHolds(account.id);
+      }
       await stopInstance(victim, 'SIGKILL');
       const result = await load;
 
@@ -52,8 +56,9 @@ export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string;
         `[crash] wall ${wallMs} ms; pending at kill ${pendingAtKill}; statuses ${JSON.stringify([...result.statuses])}; ` +
           `client errors from the killed instance ${lost}; holds ${JSON.stringify(outcomes)}`,
       );
-      // The killed instance's unfinished requests are exactly the holds the reaper voided.
-      expect(outcomes.voided).toBe(lost);
+      // Every hold the reaper voided belongs to a request the killed instance never finished.
+      expect(outcomes.voided).toBeGreaterThan(0);
+      expect(outcomes.voided).toBeLessThanOrEqual(lost);
       expect(pendingAtKill).toBeGreaterThan(10);
       expect(lost).toBeGreaterThan(0);
       // Only the killed instance's clients saw errors (its cut streams and refused connections).

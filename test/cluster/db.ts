@@ -25,7 +25,15 @@ async function rawQuery<Row>(databaseUrl: string, sql: string): Promise<Row[]> {
     }
   }
   const { default: postgres } = await import('postgres');
-  const pg = postgres(db.url, { max: 1, onnotice: () => undefined });
+  // `schema` is the gateway's own URL option (src/runtime/node/open-store.ts), not a server setting.
+  const url = new URL(db.url);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  const pg = postgres(url.toString(), {
+    max: 1,
+    onnotice: () => undefined,
+    ...(schema ? { connection: { search_path: schema } } : {}),
+  });
   try {
     return (await pg.unsafe(sql)) as unknown as Row[];
   } finally {
