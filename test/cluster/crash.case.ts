@@ -11,7 +11,7 @@ import { holdOutcomes, openClusterStore } from './db.js';
 import { runLoad } from './load.js';
 
 const GRANT = 5000;
-const LEASE_MS = 3000;
+const LEASE_MS = 6000;
 
 export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string; drop(): Promise<void> }>): void {
   it('voids the holds of a killed instance after their lease, and loses no credit', async () => {
