@@ -1,0 +1,55 @@
+import postgres from 'postgres';
+import { StoreError } from '../errors.js';
+
+/** SQLSTATE of a driver error, with the constraint it names, if any. */
+export function pgError(error: unknown): { code: string; constraint: string | undefined } | null {
+  if (!(error instanceof postgres.PostgresError)) return null;
+  return { code: error.code, constraint: error.constraint_name };
+}
+
+export const UNIQUE_VIOLATION = '23505';
+export const FOREIGN_KEY_VIOLATION = '23503';
+
+/** Driver and socket error codes that mean "no usable connection", as opposed to a statement that failed. */
+const CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** SQLSTATEs of a server that is going away, starting up or full: retrying later may succeed. */
+function isTransientServerState(code: string): boolean {
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
+}
+
+function isUnavailable(error: unknown): boolean {
+  if (error instanceof postgres.PostgresError) return isTransientServerState(error.code);
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && CONNECTION_CODES.has(error.code);
+}
+
+/**
+ * Runs one store operation and turns "the database is unreachable" into StoreError('unavailable'), which
+ * the gateway answers with 503 and Retry-After. Safe for every operation: if the connection dropped during
+ * COMMIT the outcome is unknown, but a retried reserve returns the hold it may have made (hold ids are
+ * idempotency keys), a retried settle or void is a no-op once final, and an orphaned hold is reaped after
+ * its lease.
+ */
+export async function guard<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (isUnavailable(error)) {
+      throw new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,120 @@
+import type { Allocation } from '../ledger-rules.js';
+import type { Environment } from '../types.js';
+import type { PgQueryable } from './database.js';
+
+export type HoldStatus = 'pending' | 'settled' | 'voided';
+
+export interface Hold {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  keyId: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  leaseExpiresAt: number;
+}
+
+interface HoldRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  key_id: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  lease_expires_at: number;
+}
+
+export async function findHold(db: PgQueryable, holdId: string): Promise<Hold | null> {
+  const [row] = await db<HoldRow[]>`
+    SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds WHERE id = ${holdId}`;
+  return row ? toHold(row) : null;
+}
+
+/**
+ * The first lock of a settle or void: a second settle of the same hold waits here, then reads the status
+ * the first one committed, which is what makes finalizing exactly-once across instances.
+ */
+export async function lockHold(tx: PgQueryable, holdId: string): Promise<Hold | null> {
+  const [row] = await tx<HoldRow[]>`
+    SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds
+    WHERE id = ${holdId}
+    FOR NO KEY UPDATE`;
+  return row ? toHold(row) : null;
+}
+
+/**
+ * Locks up to `limit` pending holds whose lease is due, oldest lease first. SKIP LOCKED passes over holds
+ * another reaper (or a settle) has locked, so reapers on several instances share the backlog instead of
+ * queueing behind each other; a hold settled meanwhile fails the status recheck and is not returned.
+ */
+export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: number): Promise<Hold[]> {
+  const rows = await tx<HoldRow[]>`
+    SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds
+    WHERE status = 'pending' AND lease_expires_at <= ${now}
+    ORDER BY lease_expires_at, created_at, id
+    LIMIT ${limit}
+    FOR NO KEY UPDATE SKIP LOCKED`;
+  return rows.map(toHold);
+}
+
+/** The hold, then its allocations in allocation order, pipelined in one round trip. */
+export async function insertHold(tx: PgQueryable, hold: Hold, allocations: readonly Allocation[], now: number): Promise<void> {
+  await Promise.all([
+    tx`INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at)
+       VALUES (${hold.id}, ${hold.accountId}, ${hold.environment}, ${hold.keyId}, ${hold.day}, ${hold.amount},
+               'pending', ${hold.leaseExpiresAt}, ${now})`,
+    tx`INSERT INTO hold_allocations (hold_id, seq, grant_id, amount)
+       SELECT ${hold.id}::text, a.ord - 1, a.grant_id, a.amount
+       FROM unnest(${allocations.map((a) => a.grantId)}::bigint[], ${allocations.map((a) => a.amount)}::bigint[])
+         WITH ORDINALITY AS a(grant_id, amount, ord)`,
+  ]);
+}
+
+/** Allocations of each hold, in allocation order (the spending order chosen at reserve time). */
+export async function allocationsOf(db: PgQueryable, holdIds: readonly string[]): Promise<Map<string, Allocation[]>> {
+  const rows = await db<{ hold_id: string; grant_id: number; amount: number }[]>`
+    SELECT hold_id, grant_id, amount FROM hold_allocations
+    WHERE hold_id = ANY(${holdIds}::text[])
+    ORDER BY hold_id, seq`;
+  const byHold = new Map<string, Allocation[]>(holdIds.map((id) => [id, []]));
+  for (const row of rows) byHold.get(row.hold_id)?.push({ grantId: row.grant_id, amount: row.amount });
+  return byHold;
+}
+
+/** The status guard makes finalizing a second time change nothing even if a caller skipped the check. */
+export async function finalizeHolds(
+  tx: PgQueryable,
+  outcomes: readonly { holdId: string; settledAmount: number | null }[],
+  now: number,
+): Promise<void> {
+  await tx`
+    UPDATE holds h SET
+      status = CASE WHEN d.settled IS NULL THEN 'voided' ELSE 'settled' END,
+      settled_amount = d.settled,
+      finalized_at = ${now}
+    FROM unnest(${outcomes.map((o) => o.holdId)}::text[], ${outcomes.map((o) => o.settledAmount)}::bigint[]) AS d(id, settled)
+    WHERE h.id = d.id AND h.status = 'pending'`;
+}
+
+export async function countPending(db: PgQueryable, accountId: string | undefined): Promise<number> {
+  const [row] =
+    accountId === undefined
+      ? await db<{ n: number }[]>`SELECT count(*) AS n FROM holds WHERE status = 'pending'`
+      : await db<{ n: number }[]>`SELECT count(*) AS n FROM holds WHERE status = 'pending' AND account_id = ${accountId}`;
+  return row?.n ?? 0;
+}
+
+function toHold(row: HoldRow): Hold {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    keyId: row.key_id,
+    day: row.day,
+    amount: row.amount,
+    status: row.status,
+    leaseExpiresAt: row.lease_expires_at,
+  };
+}

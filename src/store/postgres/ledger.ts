@@ -1,0 +1,65 @@
+import type { Clock } from '../../core/clock.js';
+import { assertCount } from '../errors.js';
+import type { LedgerAudit } from '../ledger-audit.js';
+import type {
+  Balance,
+  Environment,
+  Grant,
+  GrantInput,
+  LedgerStore,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+} from '../types.js';
+import { auditLedger } from './audit.js';
+import type { PgSql } from './database.js';
+import { guard } from './errors.js';
+import { balanceOf, insertGrant } from './grants.js';
+import { countPending } from './holds.js';
+import { reserveHold } from './reserve.js';
+import { reapExpiredHolds, settleHold, voidHold } from './settle.js';
+
+/**
+ * Wiring only: each method is one statement or one READ COMMITTED transaction (reserve.ts, settle.ts).
+ * The clock is read once per call so every row a transaction writes carries the same instant.
+ */
+export class PostgresLedgerStore implements LedgerStore {
+  constructor(
+    private readonly sql: PgSql,
+    private readonly clock: Clock,
+  ) {}
+
+  async grant(input: GrantInput): Promise<{ grant: Grant; created: boolean }> {
+    return guard(() => insertGrant(this.sql, input, this.clock.now()));
+  }
+
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    return guard(() => reserveHold(this.sql, input, this.clock.now()));
+  }
+
+  async settle(input: SettleInput): Promise<SettleResult> {
+    return guard(() => settleHold(this.sql, input, this.clock.now()));
+  }
+
+  async void(holdId: string): Promise<boolean> {
+    return guard(() => voidHold(this.sql, holdId, this.clock.now()));
+  }
+
+  async balance(accountId: string, environment: Environment): Promise<Balance> {
+    return guard(() => balanceOf(this.sql, accountId, environment, this.clock.now()));
+  }
+
+  async reapExpiredHolds(limit: number): Promise<number> {
+    assertCount(limit, 'limit', 0);
+    return guard(() => reapExpiredHolds(this.sql, limit, this.clock.now()));
+  }
+
+  async countPendingHolds(accountId?: string): Promise<number> {
+    return guard(() => countPending(this.sql, accountId));
+  }
+
+  async audit(): Promise<LedgerAudit> {
+    return guard(() => auditLedger(this.sql));
+  }
+}

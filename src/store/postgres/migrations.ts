@@ -1,0 +1,67 @@
+import type { Clock } from '../../core/clock.js';
+import { type PgSql, transaction } from './database.js';
+import { schemaV1 } from './schema-v1.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Ordered and append-only: a released migration is never edited (its name is checked on every start),
+ * a change is a new entry. Kept as strings so the package ships no SQL files.
+ */
+export const migrations: readonly Migration[] = [{ version: 1, name: 'initial_ledger', sql: schemaV1 }];
+
+/** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */
+const MIGRATION_LOCK = 'svc-gateway:migrate';
+
+interface AppliedRow {
+  version: number;
+  name: string;
+}
+
+/**
+ * Applies pending migrations in one transaction under a transaction-level advisory lock: instances that
+ * start together queue on the lock, the first applies, the others then find nothing to do. DDL is
+ * transactional in PostgreSQL, so a failed migration leaves nothing half-applied, and the lock is released
+ * by COMMIT or ROLLBACK even if the process dies.
+ */
+export async function migrate(sql: PgSql, clock: Clock, schema: string | null, list: readonly Migration[] = migrations): Promise<number[]> {
+  return transaction(sql, async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${MIGRATION_LOCK}), hashtext(COALESCE(${schema}::text, current_schema(), '')))`;
+    if (schema !== null) await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version     INTEGER PRIMARY KEY,
+      name        TEXT NOT NULL,
+      applied_at  BIGINT NOT NULL
+    )`;
+    const applied = await tx<AppliedRow[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
+    checkHistory(applied, list);
+    const done = new Set(applied.map((row) => row.version));
+    const newlyApplied: number[] = [];
+    for (const migration of [...list].sort((a, b) => a.version - b.version)) {
+      if (done.has(migration.version)) continue;
+      // Simple protocol: a migration is several statements (and may define functions with $$ bodies).
+      await tx.unsafe(migration.sql).simple();
+      await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${clock.now()})`;
+      newlyApplied.push(migration.version);
+    }
+    return newlyApplied;
+  });
+}
+
+/** Refuses to run against a database written by a newer build or with a rewritten migration. */
+function checkHistory(applied: readonly AppliedRow[], list: readonly Migration[]): void {
+  const known = new Map(list.map((migration) => [migration.version, migration.name]));
+  for (const row of applied) {
+    const name = known.get(row.version);
+    if (name === undefined) {
+      throw new Error(`database has migration ${row.version} (${row.name}) that this build does not know; refusing to run`);
+    }
+    if (name !== row.name) {
+      throw new Error(`migration ${row.version} is named ${row.name} in the database but ${name} in this build`);
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import type postgres from 'postgres';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { openStore } from '../../src/runtime/node/open-store.js';
+import { openPool } from '../../src/store/postgres/database.js';
+import { migrate, migrations } from '../../src/store/postgres/migrations.js';
+import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { Store } from '../../src/store/types.js';
+import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
+import {
+  POSTGRES_URL,
+  closeAdmin,
+  createTestSchema,
+  dropTestSchema,
+  freshSchemaName,
+  openPostgresStore,
+  rawSql,
+} from './postgres-harness.js';
+
+afterAll(closeAdmin);
+
+/** What only PostgreSQL has: the migration lock, CHECK and trigger backstops, connection failures. */
+describe('postgres store specifics', () => {
+  let schema: string;
+  let clock: ManualClock;
+  let store: Store;
+  let raw: postgres.Sql;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    clock = new ManualClock(T0);
+    store = openPostgresStore(schema, clock);
+    await store.migrate();
+    raw = await rawSql(schema);
+  });
+
+  afterEach(async () => {
+    await raw.end();
+    await store.close();
+    await dropTestSchema(schema);
+  });
+
+  it('records each migration once', async () => {
+    await store.migrate();
+    const rows = await raw<{ version: number; name: string }[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
+    expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+  });
+
+  it('applies only the migrations not yet applied and refuses unknown or renamed ones', async () => {
+    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+    try {
+      const extra = { version: 999, name: 'extra', sql: 'CREATE TABLE extra_table (id INTEGER PRIMARY KEY);' };
+      expect(await migrate(sql, clock, schema, [...migrations, extra])).toEqual([999]);
+      expect(await migrate(sql, clock, schema, [...migrations, extra])).toEqual([]);
+      await expect(migrate(sql, clock, schema, migrations)).rejects.toThrow(/does not know/);
+      const renamed = [...migrations, { ...extra, name: 'extra_edited' }];
+      await expect(migrate(sql, clock, schema, renamed)).rejects.toThrow(/named/);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it('keeps CHECK constraints as a backstop against negative balances', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 10));
+    await expect(raw`UPDATE credit_grants SET remaining = -1`).rejects.toThrow(/check constraint/);
+    await expect(raw`UPDATE credit_grants SET remaining = amount + 1`).rejects.toThrow(/check constraint/);
+    await expect(raw`UPDATE credit_grants SET expires_at = NULL, kind = 'earned'`).rejects.toThrow(/check constraint/);
+    await expect(raw`UPDATE key_daily_usage SET committed = -1`).resolves.toHaveLength(0);
+    await hold(store, owner, 4);
+    await expect(raw`UPDATE key_daily_usage SET committed = -1`).rejects.toThrow(/check constraint/);
+  });
+
+  it('keeps ledger_entries append-only, TRUNCATE included', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 10));
+    await expect(raw`UPDATE ledger_entries SET amount = 1`).rejects.toThrow(/append-only/);
+    await expect(raw`DELETE FROM ledger_entries`).rejects.toThrow(/append-only/);
+    await expect(raw`TRUNCATE ledger_entries`).rejects.toThrow(/append-only/);
+  });
+
+  it('audits clean after traffic and names a grant whose remaining was tampered with', async () => {
+    const owner = await seedAccount(store, { dailyCreditLimit: 500 });
+    await store.ledger.grant(earned(owner, 30, T0 + HOUR));
+    await store.ledger.grant(purchased(owner, 200));
+    for (let i = 0; i < 12; i++) {
+      const holdId = await hold(store, owner, 15, 10);
+      if (i % 3 === 0) await store.ledger.settle({ holdId, amount: 7, usage: usage() });
+      else if (i % 3 === 1) await store.ledger.void(holdId);
+    }
+    clock.advance(2 * HOUR);
+    expect(await store.ledger.reapExpiredHolds(100)).toBe(4);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+    await raw`UPDATE credit_grants SET remaining = remaining + 5 WHERE kind = 'purchased'`;
+    expect((await store.ledger.audit()).findings.map((finding) => finding.check)).toEqual(['grant_remaining']);
+  });
+
+  it('sees a revocation made through another instance on the next reserve', async () => {
+    const other = openPostgresStore(schema, clock);
+    try {
+      const owner = await seedAccount(other);
+      await other.ledger.grant(purchased(owner, 10));
+      expect((await store.ledger.reserve({ holdId: 'from_a', keyId: owner.keyId, amount: 5, leaseMs: HOUR })).ok).toBe(true);
+      await other.keys.revokeKey(owner.keyId);
+      expect(await store.ledger.reserve({ holdId: 'after_revoke', keyId: owner.keyId, amount: 1, leaseMs: HOUR })).toEqual({
+        ok: false,
+        reason: 'key_inactive',
+      });
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('postgres migrations under concurrent starts', () => {
+  it('three instances migrating a schema that does not exist yet apply each migration once', async () => {
+    const schema = freshSchemaName();
+    const clock = new ManualClock(T0);
+    const stores = [0, 1, 2].map(() => openPostgresStore(schema, clock, 2));
+    try {
+      await Promise.all(stores.map((store) => store.migrate()));
+      const raw = await rawSql(schema);
+      try {
+        const rows = await raw<{ version: number; name: string }[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
+        expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+      } finally {
+        await raw.end();
+      }
+      // Every instance works on the migrated schema.
+      const owner = await seedAccount(stores[0]!);
+      await stores[1]!.ledger.grant(purchased(owner, 5));
+      expect((await stores[2]!.ledger.balance(owner.accountId, 'live')).purchased).toBe(5);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      await dropTestSchema(schema);
+    }
+  });
+});
+
+describe('postgres connection handling', () => {
+  it('reports an unreachable server as StoreError unavailable', async () => {
+    const store = createPostgresStore({ url: 'postgres://postgres@127.0.0.1:1/test', clock: new ManualClock(T0) });
+    try {
+      await expect(store.ledger.balance('acct_x', 'live')).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable' });
+      await expect(store.migrate()).rejects.toMatchObject({ code: 'unavailable' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a schema name that is not a plain identifier, and closes idempotently', async () => {
+    expect(() => createPostgresStore({ url: POSTGRES_URL, clock: new ManualClock(T0), schema: 'x"; DROP' })).toThrow(/schema/);
+    expect(() => createPostgresStore({ url: POSTGRES_URL, clock: new ManualClock(T0), max: 0 })).toThrow(/pool size/);
+    const store = createPostgresStore({ url: POSTGRES_URL, clock: new ManualClock(T0) });
+    await store.close();
+    await store.close();
+    await expect(store.keys.countAccounts()).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});
+
+describe('SVC_DATABASE_URL=postgres://...', () => {
+  it('opens and migrates the PostgreSQL store, with our max and schema options taken out of the URL', async () => {
+    const schema = freshSchemaName();
+    const store = await openStore(`${POSTGRES_URL}?max=2&schema=${schema}&application_name=svc-test`, new ManualClock(T0));
+    try {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 3));
+      expect((await store.ledger.balance(owner.accountId, 'live')).purchased).toBe(3);
+    } finally {
+      await store.close();
+      await dropTestSchema(schema);
+    }
+  });
+
+  it('rejects a bad pool size or schema as a configuration error', async () => {
+    await expect(openStore(`${POSTGRES_URL}?max=0`, new ManualClock(T0))).rejects.toMatchObject({ name: 'ConfigError' });
+    await expect(openStore(`${POSTGRES_URL}?schema=Bad-Name`, new ManualClock(T0))).rejects.toThrow(/schema/);
+  });
+});
