@@ -175,5 +175,11 @@ export interface Store {
   readonly usage: UsageStore;
   /** Applies pending versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
+  /**
+   * The database server's time (epoch ms). Gateways align their clock to it (src/core/aligned-clock.ts),
+   * so leases, expiries and UTC days mean the same instant on every instance. Embedded stores answer the
+   * local clock.
+   */
+  serverTime(): Promise<number>;
   close(): Promise<void>;
 }

@@ -7,12 +7,16 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from '../../core/app.js';
-import { systemClock, type Clock } from '../../core/clock.js';
+import { AlignedClock } from '../../core/aligned-clock.js';
+import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { GatewayConfig } from '../../config/schema.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
 import type { Store } from '../../store/types.js';
 import { openStore } from './open-store.js';
+
+/** Machine clocks drift by milliseconds per hour at most; once a minute keeps instances within a few ms. */
+const CLOCK_ALIGN_INTERVAL_MS = 60_000;
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -36,8 +40,12 @@ export interface RunningGateway {
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  const clock = opts.clock ?? systemClock;
+  // Unless a test injects its own, time is the database's: every instance then agrees on leases and expiry.
+  const aligned = new AlignedClock();
+  const clock = opts.clock ?? aligned;
   const store = await openStore(opts.databaseUrl, clock);
+  const align = (): Promise<void> => aligned.align(() => store.serverTime());
+  if (!opts.clock) await align();
   const { server: serverCfg } = opts.config;
   const app = createApp({
     store,
@@ -62,6 +70,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     );
   }, serverCfg.reaper_interval_ms);
   reaper.unref();
+  const realign = setInterval(() => {
+    align().catch((e: unknown) => opts.logger.warn('clock alignment failed', { error: String(e) }));
+  }, CLOCK_ALIGN_INTERVAL_MS);
+  realign.unref();
 
   let closed: Promise<void> | null = null;
   return {
@@ -71,6 +83,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     close() {
       closed ??= (async () => {
         clearInterval(reaper);
+        clearInterval(realign);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

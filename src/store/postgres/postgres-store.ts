@@ -36,6 +36,11 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     async migrate() {
       await guard(() => migrate(sql, options.clock, schema));
     },
+    async serverTime() {
+      // clock_timestamp(), not now(): now() is frozen at the start of a transaction.
+      const [row] = await guard(() => sql<{ ms: number }[]>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms`);
+      return Number(row?.ms);
+    },
     async close() {
       // Idempotent so shutdown paths (signal handler + finally) can both call it; in-flight queries finish
       // for up to 5 s before their connections are closed.

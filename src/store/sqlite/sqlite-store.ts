@@ -27,6 +27,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async migrate() {
       migrate(conn, options.clock);
     },
+    async serverTime() {
+      // The database lives in this process: its clock is the gateway's own.
+      return Date.now();
+    },
     async close() {
       // Idempotent so shutdown paths (signal handler + finally) can both call it.
       if (closed) return;
