@@ -76,7 +76,7 @@ async function main() {
     const { default: postgres } = await import('postgres');
     const admin = postgres(base, { max: 1, onnotice: () => {} });
     await admin.unsafe(`CREATE SCHEMA ${schema}`);
-    url = `${base}?search_path=${schema}`;
+    url = `${base}?schema=${schema}`;
     cleanup = async () => {
       await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
