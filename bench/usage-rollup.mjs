@@ -82,7 +82,7 @@ async function main() {
       await admin.end();
     };
     raw = async (statements, params) => {
-      const pg = postgres(url, { max: 1, onnotice: () => {} });
+      const pg = postgres(base, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
       await pg.begin(async (tx) => {
         for (const s of statements) {
           await tx.unsafe(s.replaceAll('$ACCOUNT', `'${params.account}'`).replaceAll('$KEY', `'${params.key}'`));
