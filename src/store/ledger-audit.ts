@@ -15,16 +15,18 @@ export interface AuditCheck {
 
 const sum = (kind: string) => `COALESCE(SUM(CASE WHEN e.kind = '${kind}' THEN e.amount ELSE 0 END), 0)`;
 
+/** A grant's remaining as its journal entries tell it (docs/ledger.md, "The journal"). */
+const journalRemaining = `${sum('grant')} - ${sum('reserve')} + ${sum('release')} + ${sum('void')} - ${sum('expire')}`;
+
 export const AUDIT_CHECKS: readonly AuditCheck[] = [
   {
     name: 'grant_remaining',
-    rule: 'each grant: remaining = granted - reserved + released + voided, and granted = amount',
+    rule: 'each grant: remaining = granted - reserved + released + voided - expired, and granted = amount',
     sql: `SELECT CAST(g.id AS TEXT) AS subject,
-                 'remaining ' || CAST(g.remaining AS TEXT) || ' vs journal ' ||
-                 CAST(${sum('grant')} - ${sum('reserve')} + ${sum('release')} + ${sum('void')} AS TEXT) AS detail
+                 'remaining ' || CAST(g.remaining AS TEXT) || ' vs journal ' || CAST(${journalRemaining} AS TEXT) AS detail
           FROM credit_grants g LEFT JOIN ledger_entries e ON e.grant_id = g.id
           GROUP BY g.id, g.remaining, g.amount
-          HAVING g.remaining <> ${sum('grant')} - ${sum('reserve')} + ${sum('release')} + ${sum('void')}
+          HAVING g.remaining <> ${journalRemaining}
               OR g.amount <> ${sum('grant')}`,
   },
   {

@@ -3,8 +3,8 @@ import type { CreditKind, GrantInput, ReserveInput, SettleInput } from './types.
 
 /**
  * The ledger's rules that do not depend on a database: input validation, the spending order, how a hold is
- * allocated to grants and how a settle splits it. The PostgreSQL store uses them; the SQLite store still has
- * its own copies (identical behaviour, held to it by the same conformance suite).
+ * allocated to grants and how a settle splits it. Both stores use them, so only the SQL differs between
+ * SQLite and PostgreSQL, never the decisions taken on what it returns.
  */
 
 export function validateGrant(input: GrantInput): void {

@@ -135,7 +135,10 @@ export interface LedgerStore {
   /** Releases the whole hold without charging. Returns false if the hold was already final or unknown. */
   void(holdId: string): Promise<boolean>;
   balance(accountId: string, environment: Environment): Promise<Balance>;
-  /** Voids pending holds whose lease ran out. Returns how many were voided. */
+  /**
+   * Voids pending holds whose lease ran out, then writes off up to `limit` expired earned grants (an `expire`
+   * journal entry each). Returns the number of holds voided.
+   */
   reapExpiredHolds(limit: number): Promise<number>;
   /** Pending holds count, for tests and operators. */
   countPendingHolds(accountId?: string): Promise<number>;

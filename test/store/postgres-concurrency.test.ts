@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { ReserveResult, SettleResult, Store } from '../../src/store/types.js';
-import { DAY, MINUTE, T0, earned, newKey, purchased, seedAccount, usage } from './cases/harness.js';
+import { DAY, HOUR, MINUTE, T0, earned, newKey, purchased, seedAccount, usage } from './cases/harness.js';
 import { closeAdmin, createTestSchema, dropTestSchema, openPostgresStore, rawSql } from './postgres-harness.js';
 
 afterAll(closeAdmin);
@@ -195,6 +195,111 @@ describe('postgres: several instances on one account', () => {
       await hammers;
       await raw.end();
     }
+  });
+
+  it('reapers on two instances at once write off each expired grant once, skipping locked grants without waiting', async () => {
+    const owners = await Promise.all([0, 1, 2, 3].map((index) => seedAccount(instance(index))));
+    const perOwner = 60;
+    await Promise.all(
+      owners.map(async (owner, index) => {
+        for (let i = 0; i < perOwner; i++) await instance(index).ledger.grant(earned(owner, 1 + (i % 9), T0 + HOUR + i));
+      }),
+    );
+    clock.set(T0 + 2 * HOUR);
+    // Each call could take every grant: the batches overlap completely unless SKIP LOCKED splits them.
+    const reapAtOnce = () => Promise.all([0, 1, 0, 1, 0, 1].map((index) => instance(index).ledger.reapExpiredHolds(1_000)));
+
+    const raw = await rawSql(schema);
+    try {
+      // Another transaction (a settle giving credits back, say) holds half the grants: the reapers write off
+      // the other half and return instead of waiting; the held half is left for the next reap.
+      await raw.begin(async (tx) => {
+        await tx`SELECT 1 FROM credit_grants WHERE id % 2 = 0 ORDER BY id FOR NO KEY UPDATE`;
+        expect(await reapAtOnce()).toEqual([0, 0, 0, 0, 0, 0]);
+        const [left] = await tx<{ odd: string; even: string }[]>`
+          SELECT count(*) FILTER (WHERE id % 2 = 1 AND remaining > 0)::text AS odd,
+                 count(*) FILTER (WHERE id % 2 = 0 AND remaining > 0)::text AS even FROM credit_grants`;
+        expect(left).toEqual({ odd: '0', even: String(2 * perOwner) });
+      });
+      expect(await reapAtOnce()).toEqual([0, 0, 0, 0, 0, 0]);
+
+      const [totals] = await raw<{ grants: string; entries: string; expired: string; granted: string; left: string; writers: string }[]>`
+        SELECT (SELECT count(DISTINCT grant_id) FROM ledger_entries WHERE kind = 'expire')::text AS grants,
+               (SELECT count(*) FROM ledger_entries WHERE kind = 'expire')::text AS entries,
+               (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries WHERE kind = 'expire')::text AS expired,
+               (SELECT SUM(amount) FROM credit_grants)::text AS granted,
+               (SELECT SUM(remaining) FROM credit_grants)::text AS left,
+               (SELECT count(DISTINCT xmin::text) FROM ledger_entries WHERE kind = 'expire')::text AS writers`;
+      // One entry per grant, all of every grant: nothing written off twice, nothing left.
+      expect(totals).toMatchObject({ grants: String(4 * perOwner), entries: String(4 * perOwner), left: '0' });
+      expect(totals?.expired).toBe(totals?.granted);
+      console.info('postgres concurrent expiry', { grants: 4 * perOwner, reapTransactionsThatExpired: Number(totals?.writers) });
+    } finally {
+      await raw.end();
+    }
+    expect(await instance(2).ledger.audit()).toEqual({ checks: 5, findings: [] });
+  });
+
+  it('credits released into expired grants while three reapers run are written off exactly once', async () => {
+    const owners = await Promise.all([0, 1, 2].map((index) => seedAccount(instance(index))));
+    let granted = 0;
+    const holds: { holdId: string; amount: number; via: number }[] = [];
+    await Promise.all(
+      owners.map(async (owner, index) => {
+        for (let i = 0; i < 20; i++) {
+          const amount = 5 + (i % 7);
+          granted += amount;
+          await instance(index).ledger.grant(earned(owner, amount, T0 + HOUR + i * MINUTE));
+        }
+        // Long leases are settled after the expiry, short ones are voided by the reapers; both give
+        // credits back to grants that have expired meanwhile.
+        for (let i = 0; i < 24; i++) {
+          const leaseMs = i % 3 === 0 ? 30 * MINUTE : 3 * HOUR;
+          const result = await instance(index).ledger.reserve({ holdId: `hold_${index}_${i}`, keyId: owner.keyId, amount: 1 + (i % 6), leaseMs });
+          if (!result.ok) throw new Error(`reserve refused: ${JSON.stringify(result)}`);
+          if (leaseMs > HOUR) holds.push({ holdId: result.holdId, amount: result.amount, via: index + i });
+        }
+      }),
+    );
+    clock.set(T0 + 2 * HOUR);
+
+    let charged = 0;
+    let running = true;
+    const reaper = async (store: Store) => {
+      let voided = 0;
+      while (running) voided += await store.ledger.reapExpiredHolds(3);
+      return voided;
+    };
+    const reapers = instances.map(reaper);
+    try {
+      await Promise.all(
+        holds.map(async ({ holdId, amount, via }) => {
+          const result = await instance(via).ledger.settle({ holdId, amount: via % (amount + 1), usage: usage() });
+          if (result.status !== 'settled') throw new Error(`settle of ${holdId}: ${result.status}`);
+          charged += result.charged;
+        }),
+      );
+    } finally {
+      // On a failure too: nothing may still be talking to the stores when afterEach closes them.
+      running = false;
+      await Promise.allSettled(reapers);
+    }
+    let voided = (await Promise.all(reapers)).reduce((sum, n) => sum + n, 0);
+    // Whatever the racing reapers left (grants they skipped while a settle held them) goes in a last pass.
+    voided += await instance(0).ledger.reapExpiredHolds(1_000);
+
+    expect(voided).toBe(3 * 8);
+    expect(await instance(1).ledger.countPendingHolds()).toBe(0);
+    const raw = await rawSql(schema);
+    try {
+      const [totals] = await raw<{ expired: string; left: string }[]>`
+        SELECT (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries WHERE kind = 'expire')::text AS expired,
+               (SELECT SUM(remaining) FROM credit_grants)::text AS left`;
+      expect(totals).toEqual({ expired: String(granted - charged), left: '0' });
+    } finally {
+      await raw.end();
+    }
+    expect(await instance(2).ledger.audit()).toEqual({ checks: 5, findings: [] });
   });
 
   it('a grant delivered to three instances at once with one idempotency key is applied once', async () => {

@@ -87,7 +87,8 @@ describe('sqlite store specifics', () => {
     const grants = raw.all<{ id: number; remaining: number; replayed: number }>(
       `SELECT g.id, g.remaining,
          COALESCE(SUM(CASE e.kind WHEN 'grant' THEN e.amount WHEN 'reserve' THEN -e.amount
-                                  WHEN 'release' THEN e.amount WHEN 'void' THEN e.amount ELSE 0 END), 0) AS replayed
+                                  WHEN 'release' THEN e.amount WHEN 'void' THEN e.amount
+                                  WHEN 'expire' THEN -e.amount ELSE 0 END), 0) AS replayed
        FROM credit_grants g LEFT JOIN ledger_entries e ON e.grant_id = g.id GROUP BY g.id, g.remaining`,
     );
     expect(grants).toHaveLength(2);

@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { expiryCases } from './cases/expiry.case.js';
 import { grantCases } from './cases/grants.case.js';
 import type { OpenStore } from './cases/harness.js';
 import { keyCases } from './cases/keys.case.js';
@@ -21,6 +22,7 @@ export function runStoreConformance(name: string, open: OpenStore): void {
     grantCases(open);
     reserveCases(open);
     settleCases(open);
+    expiryCases(open);
     usageCases(open);
     propertyCases(open);
   });

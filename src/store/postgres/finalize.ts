@@ -3,7 +3,7 @@ import { type DayRelease, releaseDays } from './daily-usage.js';
 import type { PgQueryable } from './database.js';
 import { adjustRemaining } from './grants.js';
 import { type Hold, finalizeHolds } from './holds.js';
-import { type HoldEntry, appendEntries } from './journal.js';
+import { type Entry, appendEntries } from './journal.js';
 
 export interface Finalization {
   /** A pending hold, locked by the caller. */
@@ -16,7 +16,7 @@ export interface Finalization {
  * Ends pending holds: posts the charged part of each, returns the rest to the grants and to the day of the
  * reserve, and journals every movement. Settle, void and the reaper all come through here, so they take
  * their locks in the same order: the holds (locked by the caller), then the days, then the grants.
- * If a grant expired while held, what is returned to it expires with it (docs/ledger.md).
+ * If a grant expired while held, what is returned to it is expired by the next reap (expire.ts).
  */
 export async function finalize(
   tx: PgQueryable,
@@ -24,7 +24,7 @@ export async function finalize(
   allocations: ReadonlyMap<string, readonly Allocation[]>,
   now: number,
 ): Promise<void> {
-  const entries: HoldEntry[] = [];
+  const entries: Entry[] = [];
   const grantDeltas = new Map<number, number>();
   const days: DayRelease[] = [];
   for (const { hold, charged } of items) {

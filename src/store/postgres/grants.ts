@@ -1,19 +1,9 @@
 import { StoreError } from '../errors.js';
 import { type SpendableGrant, bySpendingOrder, validateGrant } from '../ledger-rules.js';
+import { type GrantRow, toGrant } from '../rows.js';
 import type { Balance, CreditKind, Environment, Grant, GrantInput } from '../types.js';
 import type { PgQueryable, PgSql } from './database.js';
 import { FOREIGN_KEY_VIOLATION, pgError } from './errors.js';
-
-interface GrantRow {
-  id: number;
-  account_id: string;
-  environment: Environment;
-  kind: CreditKind;
-  amount: number;
-  remaining: number;
-  expires_at: number | null;
-  created_at: number;
-}
 
 /**
  * One statement in the common cases: it inserts the grant with its journal entry, or returns the grant that
@@ -113,18 +103,5 @@ export async function balanceOf(db: PgQueryable, accountId: string, environment:
     earnedNextExpiry: row?.next_expiry ?? null,
     purchased: row?.purchased ?? 0,
     reserved: row?.reserved ?? 0,
-  };
-}
-
-function toGrant(row: GrantRow): Grant {
-  return {
-    id: String(row.id),
-    accountId: row.account_id,
-    environment: row.environment,
-    kind: row.kind,
-    amount: row.amount,
-    remaining: row.remaining,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
   };
 }

@@ -1,30 +1,8 @@
 import type { Allocation } from '../ledger-rules.js';
-import type { Environment } from '../types.js';
+import { type Hold, type HoldRow, toHold } from '../rows.js';
 import type { PgQueryable } from './database.js';
 
-export type HoldStatus = 'pending' | 'settled' | 'voided';
-
-export interface Hold {
-  id: string;
-  accountId: string;
-  environment: Environment;
-  keyId: string;
-  day: string;
-  amount: number;
-  status: HoldStatus;
-  leaseExpiresAt: number;
-}
-
-interface HoldRow {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  key_id: string;
-  day: string;
-  amount: number;
-  status: HoldStatus;
-  lease_expires_at: number;
-}
+export type { Hold } from '../rows.js';
 
 export async function findHold(db: PgQueryable, holdId: string): Promise<Hold | null> {
   const [row] = await db<HoldRow[]>`
@@ -104,17 +82,4 @@ export async function countPending(db: PgQueryable, accountId: string | undefine
       ? await db<{ n: number }[]>`SELECT count(*) AS n FROM holds WHERE status = 'pending'`
       : await db<{ n: number }[]>`SELECT count(*) AS n FROM holds WHERE status = 'pending' AND account_id = ${accountId}`;
   return row?.n ?? 0;
-}
-
-function toHold(row: HoldRow): Hold {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    environment: row.environment,
-    keyId: row.key_id,
-    day: row.day,
-    amount: row.amount,
-    status: row.status,
-    leaseExpiresAt: row.lease_expires_at,
-  };
 }

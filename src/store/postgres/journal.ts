@@ -1,31 +1,25 @@
+import type { EntryKind } from '../journal-kinds.js';
 import type { Environment } from '../types.js';
 import type { PgQueryable } from './database.js';
 
-/**
- * Kinds of movement of credits in and out of a grant's `remaining`:
- * grant (+amount), reserve (-), release and void (+, back from a hold), settle (spent, no change to remaining:
- * the credits already left `remaining` at reserve). So for every grant:
- *   remaining = grant - reserve + release + void
- *   spent     = settle
- * and for every final hold the reserve entries equal settle + release + void. `ledger verify` checks this.
- * Grant entries are written with the grant itself (grants.ts).
- */
-export type HoldEntryKind = 'reserve' | 'settle' | 'release' | 'void';
+/** Grant entries are written with the grant itself, in one statement (grants.ts). */
+export type HoldOrExpiryKind = Exclude<EntryKind, 'grant'>;
 
-export interface HoldEntry {
+export interface Entry {
   accountId: string;
   environment: Environment;
-  kind: HoldEntryKind;
+  kind: HoldOrExpiryKind;
   amount: number;
   grantId: number;
-  holdId: string;
+  /** Null exactly for expire entries (the table's CHECK). */
+  holdId: string | null;
 }
 
 /**
  * One INSERT for all the entries of a transaction, in the given order (ids follow it). Zero-credit
  * movements are skipped rather than written: the table's CHECK requires amount > 0.
  */
-export async function appendEntries(tx: PgQueryable, entries: readonly HoldEntry[], now: number): Promise<void> {
+export async function appendEntries(tx: PgQueryable, entries: readonly Entry[], now: number): Promise<void> {
   const rows = entries.filter((entry) => entry.amount > 0);
   if (rows.length === 0) return;
   await tx`

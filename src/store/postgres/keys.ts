@@ -1,27 +1,9 @@
 import type { Clock } from '../../core/clock.js';
 import { StoreError } from '../errors.js';
-import type { Account, ApiKeyRecord, Environment, KeyStore, NewApiKey } from '../types.js';
+import { type AccountRow, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
+import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
 import type { PgSql } from './database.js';
 import { FOREIGN_KEY_VIOLATION, guard, pgError } from './errors.js';
-
-interface AccountRow {
-  id: string;
-  name: string | null;
-  created_at: number;
-}
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  name: string | null;
-  salt: string;
-  secret_hash: string;
-  redacted: string;
-  daily_credit_limit: number | null;
-  created_at: number;
-  revoked_at: number | null;
-}
 
 /**
  * Each method is one statement, so it needs no explicit transaction: conflicts are detected by
@@ -52,7 +34,7 @@ export class PostgresKeyStore implements KeyStore {
 
   async getAccount(id: string): Promise<Account | null> {
     const [row] = await guard(() => this.sql<AccountRow[]>`SELECT id, name, created_at FROM accounts WHERE id = ${id}`);
-    return row ? { id: row.id, name: row.name, createdAt: row.created_at } : null;
+    return row ? toAccount(row) : null;
   }
 
   async countAccounts(): Promise<number> {
@@ -110,22 +92,4 @@ export class PostgresKeyStore implements KeyStore {
     );
     return row ? toKey(row) : null;
   }
-}
-
-const KEY_COLUMNS =
-  'id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at, revoked_at';
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    environment: row.environment,
-    name: row.name,
-    salt: row.salt,
-    secretHash: row.secret_hash,
-    redacted: row.redacted,
-    dailyCreditLimit: row.daily_credit_limit,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }

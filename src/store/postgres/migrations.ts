@@ -1,26 +1,19 @@
 import type { Clock } from '../../core/clock.js';
+import { type AppliedMigration, type Migration, checkHistory } from '../migration-history.js';
 import { type PgSql, transaction } from './database.js';
 import { schemaV1 } from './schema-v1.js';
+import { schemaV2 } from './schema-v2.js';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration } from '../migration-history.js';
 
-/**
- * Ordered and append-only: a released migration is never edited (its name is checked on every start),
- * a change is a new entry. Kept as strings so the package ships no SQL files.
- */
-export const migrations: readonly Migration[] = [{ version: 1, name: 'initial_ledger', sql: schemaV1 }];
+/** Ordered and append-only (src/store/migration-history.ts): a change is a new entry, never an edit. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: 'initial_ledger', sql: schemaV1 },
+  { version: 2, name: 'journal_expire', sql: schemaV2 },
+];
 
 /** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */
 const MIGRATION_LOCK = 'svc-gateway:migrate';
-
-interface AppliedRow {
-  version: number;
-  name: string;
-}
 
 /**
  * Applies pending migrations in one transaction under a transaction-level advisory lock: instances that
@@ -37,7 +30,7 @@ export async function migrate(sql: PgSql, clock: Clock, schema: string | null, l
       name        TEXT NOT NULL,
       applied_at  BIGINT NOT NULL
     )`;
-    const applied = await tx<AppliedRow[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
+    const applied = await tx<AppliedMigration[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
     checkHistory(applied, list);
     const done = new Set(applied.map((row) => row.version));
     const newlyApplied: number[] = [];
@@ -50,18 +43,4 @@ export async function migrate(sql: PgSql, clock: Clock, schema: string | null, l
     }
     return newlyApplied;
   });
-}
-
-/** Refuses to run against a database written by a newer build or with a rewritten migration. */
-function checkHistory(applied: readonly AppliedRow[], list: readonly Migration[]): void {
-  const known = new Map(list.map((migration) => [migration.version, migration.name]));
-  for (const row of applied) {
-    const name = known.get(row.version);
-    if (name === undefined) {
-      throw new Error(`database has migration ${row.version} (${row.name}) that this build does not know; refusing to run`);
-    }
-    if (name !== row.name) {
-      throw new Error(`migration ${row.version} is named ${row.name} in the database but ${name} in this build`);
-    }
-  }
 }

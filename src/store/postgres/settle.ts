@@ -1,6 +1,7 @@
 import { chargeFor, validateSettle } from '../ledger-rules.js';
 import type { SettleInput, SettleResult } from '../types.js';
 import { type PgSql, transaction } from './database.js';
+import { expireGrants } from './expire.js';
 import { finalize } from './finalize.js';
 import { balanceOf } from './grants.js';
 import { allocationsOf, lockExpiredHolds, lockHold } from './holds.js';
@@ -42,15 +43,18 @@ export async function voidHold(sql: PgSql, holdId: string, now: number): Promise
 /**
  * One transaction for the whole batch: its holds are locked with SKIP LOCKED, so reapers on other
  * instances take the next holds instead of waiting, and finalize() then takes the days and grants of
- * all of them in the store's lock order.
+ * all of them in the store's lock order. Last, up to `limit` expired grants are written off (expire.ts),
+ * also with SKIP LOCKED, so that step never waits and adds no lock-order edge.
  */
 export async function reapExpiredHolds(sql: PgSql, limit: number, now: number): Promise<number> {
   if (limit === 0) return 0;
   return transaction(sql, async (tx) => {
     const holds = await lockExpiredHolds(tx, now, limit);
-    if (holds.length === 0) return 0;
-    const allocations = await allocationsOf(tx, holds.map((hold) => hold.id));
-    await finalize(tx, holds.map((hold) => ({ hold, charged: null })), allocations, now);
+    if (holds.length > 0) {
+      const allocations = await allocationsOf(tx, holds.map((hold) => hold.id));
+      await finalize(tx, holds.map((hold) => ({ hold, charged: null })), allocations, now);
+    }
+    await expireGrants(tx, now, limit);
     return holds.length;
   });
 }

@@ -1,3 +1,4 @@
+import { type UsageDailyRow, toUsageDay } from '../rows.js';
 import type { UsageDayRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import type { PgQueryable, PgSql } from './database.js';
@@ -27,35 +28,19 @@ export async function recordUsage(tx: PgQueryable, hold: Hold, usage: UsageRecor
   ]);
 }
 
-interface DailyRow {
-  day: string;
-  model: string;
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  credits: number;
-}
-
 export class PostgresUsageStore implements UsageStore {
   constructor(private readonly sql: PgSql) {}
 
   async rollup(query: UsageQuery): Promise<UsageDayRow[]> {
     // Days are zero-padded ISO strings in a "C"-collated column, so text comparison is chronological.
     const rows = await guard(
-      () => this.sql<DailyRow[]>`
+      () => this.sql<UsageDailyRow[]>`
       SELECT day, model, requests, prompt_tokens, completion_tokens, credits FROM usage_daily
       WHERE account_id = ${query.accountId} AND environment = ${query.environment}
         AND day >= ${query.startDay} AND day <= ${query.endDay}
         AND (${query.model}::text IS NULL OR model = ${query.model})
       ORDER BY day, model`,
     );
-    return rows.map((row) => ({
-      day: row.day,
-      model: row.model,
-      requests: row.requests,
-      promptTokens: row.prompt_tokens,
-      completionTokens: row.completion_tokens,
-      credits: row.credits,
-    }));
+    return rows.map(toUsageDay);
   }
 }

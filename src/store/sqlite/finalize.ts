@@ -1,5 +1,5 @@
-import type { SettleInput, UsageRecord } from '../types.js';
-import { assertCount, invalidInput } from '../errors.js';
+import { chargeFor, splitCharge } from '../ledger-rules.js';
+import type { SettleInput } from '../types.js';
 import { releaseCommitted } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining } from './grants.js';
@@ -8,23 +8,18 @@ import { appendEntry } from './journal.js';
 import { recordUsage } from './usage.js';
 
 /**
- * Posts `charged` credits of a pending hold and returns the rest to their grants. Must run inside an
- * IMMEDIATE transaction. Allocations are consumed in allocation order (earned soonest-expiring first), so
- * what goes back to `remaining` is the latest-expiring part, which is the part most likely still usable.
- * If a grant expired while held, its released part lands in an expired grant and so expires with it.
+ * Posts the charged part of a pending hold and returns the rest to their grants (the split is
+ * splitCharge's, ledger-rules.ts). Must run inside an IMMEDIATE transaction. If a grant expired while
+ * held, its released part lands in an expired grant: the next reap expires it (expire.ts).
  */
 export function settlePending(conn: SqliteConnection, hold: Hold, input: SettleInput, now: number): number {
-  const charged = Math.min(Math.max(input.amount, 0), hold.amount);
+  const charged = chargeFor(input.amount, hold.amount);
   const owner = { accountId: hold.accountId, environment: hold.environment, holdId: hold.id };
-  let toCharge = charged;
-  for (const allocation of allocationsOf(conn, hold.id)) {
-    const spent = Math.min(allocation.amount, toCharge);
-    const released = allocation.amount - spent;
-    toCharge -= spent;
-    appendEntry(conn, { ...owner, kind: 'settle', amount: spent, grantId: allocation.grantId }, now);
-    if (released > 0) {
-      adjustRemaining(conn, allocation.grantId, released);
-      appendEntry(conn, { ...owner, kind: 'release', amount: released, grantId: allocation.grantId }, now);
+  for (const part of splitCharge(allocationsOf(conn, hold.id), charged)) {
+    appendEntry(conn, { ...owner, kind: 'settle', amount: part.spent, grantId: part.grantId }, now);
+    if (part.released > 0) {
+      adjustRemaining(conn, part.grantId, part.released);
+      appendEntry(conn, { ...owner, kind: 'release', amount: part.released, grantId: part.grantId }, now);
     }
   }
   finalizeHold(conn, hold.id, charged, now);
@@ -45,22 +40,4 @@ export function voidPending(conn: SqliteConnection, hold: Hold, now: number): vo
   }
   finalizeHold(conn, hold.id, null, now);
   releaseCommitted(conn, hold.keyId, hold.day, hold.amount);
-}
-
-/**
- * Checked before the transaction, so a malformed settle throws without touching the hold (which stays
- * pending until settled correctly or reaped). Negative costs are not an error: the contract clamps them to 0.
- * Latency may be fractional (performance.now()); it is rounded when stored.
- */
-export function validateSettle(input: SettleInput): void {
-  if (!Number.isSafeInteger(input.amount)) throw invalidInput(`amount must be an integer, got ${String(input.amount)}`);
-  validateUsage(input.usage);
-}
-
-function validateUsage(usage: UsageRecord): void {
-  assertCount(usage.promptTokens, 'usage.promptTokens', 0);
-  assertCount(usage.completionTokens, 'usage.completionTokens', 0);
-  if (!Number.isFinite(usage.latencyMs) || usage.latencyMs < 0) {
-    throw invalidInput(`usage.latencyMs must be a finite number >= 0, got ${String(usage.latencyMs)}`);
-  }
 }

@@ -1,18 +1,9 @@
-import { StoreError, assertCount, invalidInput } from '../errors.js';
+import { StoreError } from '../errors.js';
+import { type SpendableGrant, bySpendingOrder, validateGrant } from '../ledger-rules.js';
+import { type GrantRow, toGrant } from '../rows.js';
 import type { Balance, CreditKind, Environment, Grant, GrantInput } from '../types.js';
 import type { SqliteConnection } from './database.js';
 import { appendEntry } from './journal.js';
-
-interface GrantRow {
-  id: number;
-  account_id: string;
-  environment: Environment;
-  kind: CreditKind;
-  amount: number;
-  remaining: number;
-  expires_at: number | null;
-  created_at: number;
-}
 
 const GRANT_COLUMNS = 'id, account_id, environment, kind, amount, remaining, expires_at, created_at';
 
@@ -62,36 +53,20 @@ export function insertGrant(conn: SqliteConnection, input: GrantInput, now: numb
   return { grant, created: true };
 }
 
-function validateGrant(input: GrantInput): void {
-  assertCount(input.amount, 'amount', 1);
-  if (input.kind === 'earned' && (input.expiresAt === null || !Number.isSafeInteger(input.expiresAt))) {
-    throw invalidInput('earned credits need an integer expiresAt (epoch ms)');
-  }
-  if (input.kind === 'purchased' && input.expiresAt !== null) {
-    throw invalidInput('purchased credits do not expire: expiresAt must be null');
-  }
-}
-
-export interface Spendable {
-  grantId: number;
-  remaining: number;
-}
-
 /**
- * Grants a new hold may draw from, in spending order: earned credits soonest expiry first (so the fewest
- * expire unused), then purchased oldest first; ties by creation order. A grant expires at expires_at exactly.
+ * Grants a new hold may draw from, in spending order (ledger-rules.ts). A grant expires at expires_at exactly.
  */
-export function spendableGrants(conn: SqliteConnection, accountId: string, environment: Environment, now: number): Spendable[] {
+export function spendableGrants(conn: SqliteConnection, accountId: string, environment: Environment, now: number): SpendableGrant[] {
   return conn
-    .all<{ id: number; remaining: number }>(
-      `SELECT id, remaining FROM credit_grants
-       WHERE account_id = ? AND environment = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)
-       ORDER BY CASE kind WHEN 'earned' THEN 0 ELSE 1 END, expires_at, created_at, id`,
+    .all<{ id: number; kind: CreditKind; remaining: number; expires_at: number | null; created_at: number }>(
+      `SELECT id, kind, remaining, expires_at, created_at FROM credit_grants
+       WHERE account_id = ? AND environment = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)`,
       accountId,
       environment,
       now,
     )
-    .map((row) => ({ grantId: row.id, remaining: row.remaining }));
+    .map((row) => ({ grantId: row.id, kind: row.kind, remaining: row.remaining, expiresAt: row.expires_at, createdAt: row.created_at }))
+    .sort(bySpendingOrder);
 }
 
 /** Moves credits between a grant's remaining and a hold; the CHECK (remaining >= 0) is the backstop. */
@@ -123,18 +98,5 @@ export function balanceOf(conn: SqliteConnection, accountId: string, environment
     earnedNextExpiry: grants?.next_expiry ?? null,
     purchased: grants?.purchased ?? 0,
     reserved: holds?.reserved ?? 0,
-  };
-}
-
-function toGrant(row: GrantRow): Grant {
-  return {
-    id: String(row.id),
-    accountId: row.account_id,
-    environment: row.environment,
-    kind: row.kind,
-    amount: row.amount,
-    remaining: row.remaining,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
   };
 }

@@ -1,54 +1,18 @@
-import type { Environment } from '../types.js';
+import type { Allocation } from '../ledger-rules.js';
+import { type Hold, type HoldRow, type HoldStatus, toHold } from '../rows.js';
 import type { SqliteConnection } from './database.js';
 
-export type HoldStatus = 'pending' | 'settled' | 'voided';
-
-export interface Hold {
-  id: string;
-  accountId: string;
-  environment: Environment;
-  keyId: string;
-  day: string;
-  amount: number;
-  status: HoldStatus;
-  leaseExpiresAt: number;
-}
-
-export interface Allocation {
-  grantId: number;
-  amount: number;
-}
-
-interface HoldRow {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  key_id: string;
-  day: string;
-  amount: number;
-  status: HoldStatus;
-  lease_expires_at: number;
-}
+export type { Hold } from '../rows.js';
 
 export function findHold(conn: SqliteConnection, holdId: string): Hold | null {
   const row = conn.get<HoldRow>(
     'SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds WHERE id = ?',
     holdId,
   );
-  if (!row) return null;
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    environment: row.environment,
-    keyId: row.key_id,
-    day: row.day,
-    amount: row.amount,
-    status: row.status,
-    leaseExpiresAt: row.lease_expires_at,
-  };
+  return row ? toHold(row) : null;
 }
 
-export function insertHold(conn: SqliteConnection, hold: Hold, allocations: Allocation[], now: number): void {
+export function insertHold(conn: SqliteConnection, hold: Hold, allocations: readonly Allocation[], now: number): void {
   conn.run(
     `INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,

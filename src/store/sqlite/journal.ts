@@ -1,15 +1,6 @@
+import type { EntryKind } from '../journal-kinds.js';
 import type { Environment } from '../types.js';
 import type { SqliteConnection } from './database.js';
-
-/**
- * Kinds of movement of credits in and out of a grant's `remaining`:
- * grant (+amount), reserve (-), release and void (+, back from a hold), settle (spent, no change to remaining:
- * the credits already left `remaining` at reserve). So for every grant:
- *   remaining = grant - reserve + release + void
- *   spent     = settle
- * and for every final hold the reserve entries equal settle + release + void. `ledger verify` checks this.
- */
-export type EntryKind = 'grant' | 'reserve' | 'settle' | 'release' | 'void';
 
 export interface Entry {
   accountId: string;

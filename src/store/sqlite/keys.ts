@@ -1,29 +1,8 @@
 import type { Clock } from '../../core/clock.js';
 import { StoreError } from '../errors.js';
-import type { Account, ApiKeyRecord, Environment, KeyStore, NewApiKey } from '../types.js';
+import { type AccountRow, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
+import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
 import type { SqliteConnection } from './database.js';
-
-interface AccountRow {
-  id: string;
-  name: string | null;
-  created_at: number;
-}
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  name: string | null;
-  salt: string;
-  secret_hash: string;
-  redacted: string;
-  daily_credit_limit: number | null;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-const KEY_COLUMNS =
-  'id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at, revoked_at';
 
 export class SqliteKeyStore implements KeyStore {
   constructor(
@@ -44,7 +23,7 @@ export class SqliteKeyStore implements KeyStore {
 
   async getAccount(id: string): Promise<Account | null> {
     const row = this.conn.get<AccountRow>('SELECT id, name, created_at FROM accounts WHERE id = ?', id);
-    return row ? { id: row.id, name: row.name, createdAt: row.created_at } : null;
+    return row ? toAccount(row) : null;
   }
 
   async countAccounts(): Promise<number> {
@@ -108,19 +87,4 @@ export class SqliteKeyStore implements KeyStore {
     if (!row) throw new Error(`key ${id} vanished inside its own transaction`);
     return row;
   }
-}
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    environment: row.environment,
-    name: row.name,
-    salt: row.salt,
-    secretHash: row.secret_hash,
-    redacted: row.redacted,
-    dailyCreditLimit: row.daily_credit_limit,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }

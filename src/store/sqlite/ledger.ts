@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
 import { AUDIT_CHECKS, type LedgerAudit } from '../ledger-audit.js';
+import { validateSettle } from '../ledger-rules.js';
 import type {
   Balance,
   Environment,
@@ -13,7 +14,8 @@ import type {
   SettleResult,
 } from '../types.js';
 import type { SqliteConnection } from './database.js';
-import { settlePending, validateSettle, voidPending } from './finalize.js';
+import { expireGrants } from './expire.js';
+import { settlePending, voidPending } from './finalize.js';
 import { balanceOf, insertGrant } from './grants.js';
 import { countPending, expiredHoldIds, findHold } from './holds.js';
 import { reserveHold } from './reserve.js';
@@ -66,6 +68,7 @@ export class SqliteLedgerStore implements LedgerStore {
     return balanceOf(this.conn, accountId, environment, this.clock.now());
   }
 
+  /** Voids up to `limit` due holds, then expires up to `limit` grants (expire.ts); returns the holds voided. */
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
     const now = this.clock.now();
@@ -77,6 +80,7 @@ export class SqliteLedgerStore implements LedgerStore {
         voidPending(this.conn, hold, now);
         voided += 1;
       }
+      expireGrants(this.conn, now, limit);
       return voided;
     });
   }

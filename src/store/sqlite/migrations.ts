@@ -1,23 +1,16 @@
 import type { Clock } from '../../core/clock.js';
+import { type AppliedMigration, type Migration, checkHistory } from '../migration-history.js';
 import type { SqliteConnection } from './database.js';
 import { schemaV1 } from './schema-v1.js';
+import { schemaV2 } from './schema-v2.js';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration } from '../migration-history.js';
 
-/**
- * Ordered and append-only: a released migration is never edited (its name is checked on every start),
- * a change is a new entry. Kept as strings so the package ships no SQL files.
- */
-export const migrations: readonly Migration[] = [{ version: 1, name: 'initial_ledger', sql: schemaV1 }];
-
-interface AppliedRow {
-  version: number;
-  name: string;
-}
+/** Ordered and append-only (src/store/migration-history.ts): a change is a new entry, never an edit. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: 'initial_ledger', sql: schemaV1 },
+  { version: 2, name: 'journal_expire', sql: schemaV2 },
+];
 
 /**
  * Applies pending migrations in one IMMEDIATE transaction, so two processes starting together cannot both
@@ -31,7 +24,7 @@ export function migrate(conn: SqliteConnection, clock: Clock, list: readonly Mig
       applied_at  INTEGER NOT NULL
     )`);
     // Read through a one-off statement: the cache must not hold statements prepared against an older schema.
-    const applied = conn.db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as AppliedRow[];
+    const applied = conn.db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as AppliedMigration[];
     checkHistory(applied, list);
     const done = new Set(applied.map((row) => row.version));
     const insert = conn.db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
@@ -44,18 +37,4 @@ export function migrate(conn: SqliteConnection, clock: Clock, list: readonly Mig
     }
     return newlyApplied;
   });
-}
-
-/** Refuses to run against a database written by a newer build or with a rewritten migration. */
-function checkHistory(applied: AppliedRow[], list: readonly Migration[]): void {
-  const known = new Map(list.map((migration) => [migration.version, migration.name]));
-  for (const row of applied) {
-    const name = known.get(row.version);
-    if (name === undefined) {
-      throw new Error(`database has migration ${row.version} (${row.name}) that this build does not know; refusing to run`);
-    }
-    if (name !== row.name) {
-      throw new Error(`migration ${row.version} is named ${row.name} in the database but ${name} in this build`);
-    }
-  }
 }

@@ -1,10 +1,10 @@
-import { assertCount, invalidInput } from '../errors.js';
+import { allocate, validateReserve } from '../ledger-rules.js';
 import type { Environment, ReserveInput, ReserveResult } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { addCommitted, committedOn } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining, spendableGrants } from './grants.js';
-import { type Allocation, findHold, insertHold } from './holds.js';
+import { findHold, insertHold } from './holds.js';
 import { appendEntry } from './journal.js';
 
 interface ActiveKey {
@@ -56,26 +56,4 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   }
   addCommitted(conn, input.keyId, day, input.amount);
   return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt };
-}
-
-type Plan = { ok: true; allocations: Allocation[] } | { ok: false; available: number };
-
-/** Takes from grants in the given (spending) order until the amount is covered. */
-function allocate(grants: { grantId: number; remaining: number }[], amount: number): Plan {
-  const allocations: Allocation[] = [];
-  let missing = amount;
-  for (const grant of grants) {
-    if (missing === 0) break;
-    const take = Math.min(grant.remaining, missing);
-    allocations.push({ grantId: grant.grantId, amount: take });
-    missing -= take;
-  }
-  if (missing > 0) return { ok: false, available: grants.reduce((sum, grant) => sum + grant.remaining, 0) };
-  return { ok: true, allocations };
-}
-
-function validateReserve(input: ReserveInput): void {
-  if (input.holdId.length === 0) throw invalidInput('holdId must not be empty');
-  assertCount(input.amount, 'amount', 1);
-  assertCount(input.leaseMs, 'leaseMs', 0);
 }

@@ -1,3 +1,4 @@
+import { type UsageDailyRow, toUsageDay } from '../rows.js';
 import type { UsageDayRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import type { SqliteConnection } from './database.js';
@@ -48,22 +49,13 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
   );
 }
 
-interface DailyRow {
-  day: string;
-  model: string;
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  credits: number;
-}
-
 export class SqliteUsageStore implements UsageStore {
   constructor(private readonly conn: SqliteConnection) {}
 
   async rollup(query: UsageQuery): Promise<UsageDayRow[]> {
     // Days are zero-padded ISO strings, so text comparison is chronological.
     return this.conn
-      .all<DailyRow>(
+      .all<UsageDailyRow>(
         `SELECT day, model, requests, prompt_tokens, completion_tokens, credits FROM usage_daily
          WHERE account_id = ?1 AND environment = ?2 AND day >= ?3 AND day <= ?4 AND (?5 IS NULL OR model = ?5)
          ORDER BY day, model`,
@@ -73,13 +65,6 @@ export class SqliteUsageStore implements UsageStore {
         query.endDay,
         query.model,
       )
-      .map((row) => ({
-        day: row.day,
-        model: row.model,
-        requests: row.requests,
-        promptTokens: row.prompt_tokens,
-        completionTokens: row.completion_tokens,
-        credits: row.credits,
-      }));
+      .map(toUsageDay);
   }
 }

@@ -26,6 +26,8 @@ export class LedgerModel {
   readonly holds: ModelHold[] = [];
   granted = 0;
   charged = 0;
+  /** Credits written off by reaps (expire entries). */
+  expired = 0;
   private readonly committed = new Map<string, number>();
 
   constructor(
@@ -89,6 +91,12 @@ export class LedgerModel {
       .sort((a, b) => a.leaseExpiresAt - b.leaseExpiresAt || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
     for (const held of due) this.void(held);
+    // After the voids, so what they give back to expired grants is written off in the same reap.
+    const expiring = this.grants.filter((g) => g.input.kind === 'earned' && g.remaining > 0 && expired(g, now)).slice(0, limit);
+    for (const grant of expiring) {
+      this.expired += grant.remaining;
+      grant.remaining = 0;
+    }
     return due.length;
   }
 

@@ -66,7 +66,8 @@ export function reserveCases(open: OpenStore): void {
       });
       expect(await store.ledger.void(voided)).toBe(true);
       expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ earned: 0, reserved: 0 });
-      // 6 credits went back to the grant, but the grant has expired: they are not available.
+      // 6 credits went back to the grant, but the grant has expired: they are not available (the next reap
+      // writes them off, expiry.case.ts).
       expect((await probeGrant(store, promo)).remaining).toBe(6);
       expect(await reserve(store, owner, 1)).toEqual({ ok: false, reason: 'insufficient_credits', available: 0 });
     });

@@ -1,0 +1,130 @@
+import type { Account, ApiKeyRecord, CreditKind, Environment, Grant, UsageDayRow } from './types.js';
+
+/**
+ * Rows as both stores read them, and their mapping to the contract's records. The SQLite and PostgreSQL
+ * tables have the same columns and the driver wrappers return the same JS types (PostgreSQL's BIGINTs are
+ * parsed as numbers, postgres/database.ts), so the mapping is written once and cannot drift between stores.
+ */
+
+export interface AccountRow {
+  id: string;
+  name: string | null;
+  created_at: number;
+}
+
+export function toAccount(row: AccountRow): Account {
+  return { id: row.id, name: row.name, createdAt: row.created_at };
+}
+
+export const KEY_COLUMNS =
+  'id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at, revoked_at';
+
+export interface KeyRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  name: string | null;
+  salt: string;
+  secret_hash: string;
+  redacted: string;
+  daily_credit_limit: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export function toKey(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    name: row.name,
+    salt: row.salt,
+    secretHash: row.secret_hash,
+    redacted: row.redacted,
+    dailyCreditLimit: row.daily_credit_limit,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export interface GrantRow {
+  id: number;
+  account_id: string;
+  environment: Environment;
+  kind: CreditKind;
+  amount: number;
+  remaining: number;
+  expires_at: number | null;
+  created_at: number;
+}
+
+export function toGrant(row: GrantRow): Grant {
+  return {
+    id: String(row.id),
+    accountId: row.account_id,
+    environment: row.environment,
+    kind: row.kind,
+    amount: row.amount,
+    remaining: row.remaining,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+  };
+}
+
+export type HoldStatus = 'pending' | 'settled' | 'voided';
+
+/** A hold as settle, void and the reaper need it. */
+export interface Hold {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  keyId: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  leaseExpiresAt: number;
+}
+
+export interface HoldRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  key_id: string;
+  day: string;
+  amount: number;
+  status: HoldStatus;
+  lease_expires_at: number;
+}
+
+export function toHold(row: HoldRow): Hold {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    keyId: row.key_id,
+    day: row.day,
+    amount: row.amount,
+    status: row.status,
+    leaseExpiresAt: row.lease_expires_at,
+  };
+}
+
+export interface UsageDailyRow {
+  day: string;
+  model: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  credits: number;
+}
+
+export function toUsageDay(row: UsageDailyRow): UsageDayRow {
+  return {
+    day: row.day,
+    model: row.model,
+    requests: row.requests,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    credits: row.credits,
+  };
+}
