@@ -8,7 +8,8 @@ import type { Quote } from '../billing/quote.js';
 import type { Clock } from '../core/clock.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
 import type { UpstreamTokens } from '../providers/contract.js';
-import type { Attempt } from '../routing/failover.js';
+import { estimateDeliveredTokens } from '../billing/token-estimate.js';
+import type { Attempt, FailoverOptions } from '../routing/failover.js';
 import type { Route, Target } from '../routing/router.js';
 import type { ApiKeyRecord, UsageRecord } from '../store/types.js';
 
@@ -26,6 +27,21 @@ export interface CompletionContext {
   meter: Meter;
   /** Fires when the client goes away. */
   clientSignal: AbortSignal;
+  /** Epoch ms (real time, not the ledger clock) after which no upstream attempt may run. */
+  requestDeadlineAt: number;
+  /** Silence after which a stream gets an SSE comment. */
+  keepaliveMs: number;
+}
+
+export function failoverOptions(ctx: CompletionContext, afterPartial: FailoverOptions['afterPartial']): FailoverOptions {
+  return {
+    targets: ctx.route.targets,
+    request: { ...ctx.request, max_tokens: ctx.quote.maxOutputTokens },
+    clientSignal: ctx.clientSignal,
+    requestDeadlineAt: ctx.requestDeadlineAt,
+    afterPartial,
+    countTokens: (text) => estimateDeliveredTokens(text, 0),
+  };
 }
 
 export interface Metered {

@@ -1,41 +1,32 @@
 /**
- * A streaming completion. The first target that accepts the call is committed to; from then on every
- * upstream event becomes one `chat.completion.chunk`, written as it arrives. The stream ends in exactly
- * one of three ways, each settling the hold once:
- * - the upstream finished: usage chunk (if asked), `svc` chunk, `[DONE]`;
- * - the upstream failed mid-stream: charge what was delivered, `svc` chunk, an error chunk, `[DONE]`;
+ * A streaming completion. The response starts once a target accepted the call; from then on every upstream
+ * event becomes one `chat.completion.chunk`, written as it arrives. Failover (src/routing/failover.ts) may
+ * switch targets underneath, before the first token or, from the partial text, after it: the client sees one
+ * stream with one id, and SSE comments while it waits. The stream ends in exactly one of three ways, each
+ * settling the hold once:
+ * - the answer finished: usage chunk (if asked), `svc` chunk, `[DONE]`;
+ * - nothing could finish it: charge what was delivered, `svc` chunk, an error chunk, `[DONE]`;
  * - the client went away: abort the upstream and charge the prompt plus what was delivered.
  */
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../openai/chat-types.js';
-import type { StreamEvent, UpstreamTokens } from '../providers/contract.js';
-import { AllTargetsFailed, asUpstreamError, firstAccepting, type Attempt } from '../routing/failover.js';
-import type { Target } from '../routing/router.js';
-import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { meter, svcMetadata, usageRecord, type CompletionContext } from './context.js';
+import type { UpstreamTokens } from '../providers/contract.js';
+import { AllTargetsFailed, FailoverStream, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
+import { encodeSseComment, encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
+import { failoverOptions, meter, svcMetadata, usageRecord, type CompletionContext } from './context.js';
 import { upstreamErrorToGateway } from './upstream-errors.js';
 
 type Ending = 'completed' | 'upstream_error' | 'client_closed';
 
 export async function startStreaming(ctx: CompletionContext): Promise<ReadableStream<Uint8Array>> {
-  const upstreamAbort = new AbortController();
-  const onClientGone = (): void => upstreamAbort.abort();
-  ctx.clientSignal.addEventListener('abort', onClientGone, { once: true });
-  const request = { ...ctx.request, max_tokens: ctx.quote.maxOutputTokens };
-
-  let started: { value: AsyncIterable<StreamEvent>; target: Target; attempts: Attempt[] };
+  let events: FailoverStream;
   try {
-    started = await firstAccepting(ctx.route.targets, (target) =>
-      target.adapter.stream({ request, model: target.model, signal: upstreamAbort.signal }),
-    );
+    events = await FailoverStream.open(failoverOptions(ctx, 'continue'));
   } catch (e) {
-    ctx.clientSignal.removeEventListener('abort', onClientGone);
     await ctx.meter.void();
     if (e instanceof AllTargetsFailed) throw upstreamErrorToGateway(e);
     throw e;
   }
-  const { target, attempts } = started;
-  const events = started.value[Symbol.asyncIterator]();
 
   let text = '';
   let deltas = 0;
@@ -64,12 +55,27 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
       ...extra,
     } satisfies ChatCompletionChunk);
 
+  /** Tokens to charge: exact from the upstream when one attempt gave the whole answer, else estimated. */
+  const tokensToCharge = (how: Ending): UpstreamTokens | null => {
+    const prefix = events.splicedPrefix;
+    if (how !== 'completed') return null;
+    if (prefix === null) return usage;
+    // The last attempt's usage counts its own prompt, which carried the partial answer, and only its new
+    // text: the client is charged its own prompt once and every token it received.
+    const tail = text.slice(prefix.text.length);
+    const before = estimateDeliveredTokens(prefix.text, prefix.deltas);
+    return {
+      promptTokens: ctx.quote.promptTokens,
+      completionTokens: before + (usage?.completionTokens ?? estimateDeliveredTokens(tail, deltas - prefix.deltas)),
+    };
+  };
+
   /** Settles once and returns the closing bytes for this ending. */
   const finish = async (how: Ending): Promise<Uint8Array[]> => {
     ended = true;
-    ctx.clientSignal.removeEventListener('abort', onClientGone);
-    const delivered = estimateDeliveredTokens(text, deltas);
-    const m = meter(ctx, how === 'completed' ? usage : null, delivered);
+    clearInterval(keepalive);
+    const m = meter(ctx, tokensToCharge(how), estimateDeliveredTokens(text, deltas));
+    const target = events.target;
     // An upstream that failed before sending anything delivered nothing: release the whole hold.
     const settled =
       how === 'upstream_error' && deltas === 0
@@ -78,18 +84,13 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
     const charged = settled.charged === 0 ? { ...m, prompt: 0, completion: 0 } : m;
     const out: Uint8Array[] = [];
     if (withUsage && how === 'completed') {
-      const u = usage ?? { promptTokens: m.prompt, completionTokens: m.completion };
       out.push(
         tail({
-          usage: {
-            prompt_tokens: u.promptTokens,
-            completion_tokens: u.completionTokens,
-            total_tokens: u.promptTokens + u.completionTokens,
-          },
+          usage: { prompt_tokens: m.prompt, completion_tokens: m.completion, total_tokens: m.prompt + m.completion },
         }),
       );
     }
-    out.push(tail({ svc: svcMetadata(ctx, target, charged, settled, attempts) }));
+    out.push(tail({ svc: svcMetadata(ctx, target, charged, settled, events.attempts) }));
     return out;
   };
 
@@ -118,21 +119,34 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
     controller.close();
   };
 
+  // While failover waits on a slow or failing upstream, comments keep proxies from closing an idle stream.
+  let wrote = true;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      sink = controller;
       controller.enqueue(chunk({ role: 'assistant', content: '' }, null));
+      keepalive = setInterval(() => {
+        if (!wrote && !ended) sink?.enqueue(encodeSseComment());
+        wrote = false;
+      }, ctx.keepaliveMs);
     },
     // Loops until it enqueues something: a pull that returns without enqueuing is not called again.
     async pull(controller) {
       for (;;) {
         if (ended) return;
-        let next: IteratorResult<StreamEvent>;
+        let next: IteratorResult<FailoverEvent>;
         try {
           next = await events.next();
         } catch (raw) {
           if (ended) return;
-          const e = asUpstreamError(raw);
-          await end(controller, 'upstream_error', `The upstream stream failed: ${e.message}`);
+          const message =
+            raw instanceof AllTargetsFailed
+              ? `The upstream stream failed and no other target could continue it (${raw.attempts.map((a) => `${a.provider}/${a.model}: ${a.outcome}`).join(', ')}).`
+              : `The upstream stream failed: ${asUpstreamError(raw).message}`;
+          await end(controller, 'upstream_error', message);
           return;
         }
         if (ended) return;
@@ -145,6 +159,7 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
           usage = ev.usage;
           continue;
         }
+        if (ev.type === 'restart') continue;
         const { role: _role, ...delta } = ev.delta;
         // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
         const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined;
@@ -155,14 +170,17 @@ export async function startStreaming(ctx: CompletionContext): Promise<ReadableSt
           if (delta.refusal) text += delta.refusal;
           for (const call of delta.tool_calls ?? []) text += (call.function?.name ?? '') + (call.function?.arguments ?? '');
         }
+        wrote = true;
         controller.enqueue(chunk(delta, ev.finishReason));
         return;
       }
     },
     async cancel() {
       if (ended) return;
-      upstreamAbort.abort();
-      events.return?.().catch(() => undefined);
+      // Set before awaiting: a pull whose upstream read fails on the abort must not end the stream too.
+      ended = true;
+      clearInterval(keepalive);
+      await events.return();
       await finish('client_closed');
     },
   });

@@ -74,6 +74,23 @@ export const configSchema = z
         max_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
         hold_lease_ms: z.number().int().min(1_000).default(15 * 60 * 1000),
         reaper_interval_ms: z.number().int().min(100).default(30_000),
+        /**
+         * The longest a chat completion may run, across failover attempts. It must end before the hold's
+         * lease does, or the reaper could void a hold still in use; unset: 10 minutes, or 2/3 of the lease.
+         */
+        request_timeout_ms: z.number().int().min(100).optional(),
+        /** A stream silent this long (waiting on a slow or failing upstream) gets an SSE comment. */
+        keepalive_ms: z.number().int().min(100).default(10_000),
+      })
+      .strict()
+      .prefault({}),
+    health: z
+      .object({
+        /** Consecutive failures that open a target's circuit breaker. */
+        failure_threshold: z.number().int().min(1).default(3),
+        /** How long an open breaker skips its target before one request probes it; doubles on each failed probe. */
+        open_ms: z.number().int().min(100).default(10_000),
+        max_open_ms: z.number().int().min(100).default(120_000),
       })
       .strict()
       .prefault({}),
@@ -89,6 +106,14 @@ export const configSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    const requestTimeout = cfg.server.request_timeout_ms;
+    if (requestTimeout !== undefined && requestTimeout >= cfg.server.hold_lease_ms) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'request_timeout_ms'],
+        message: `must be shorter than server.hold_lease_ms (${cfg.server.hold_lease_ms}), or the reaper could void a hold still in use`,
+      });
+    }
     for (const tier of ['svc-fast', 'svc-code', 'svc-smart'] as const) {
       cfg.aliases[tier].targets.forEach((t, i) => {
         if (!(t.provider in cfg.providers)) {
@@ -105,6 +130,11 @@ export const configSchema = z
 export type GatewayConfig = z.infer<typeof configSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;
 export type TimeoutsConfig = z.infer<typeof timeoutsSchema>;
+
+/** The request deadline in force: the configured one, else 10 minutes capped at 2/3 of the hold lease. */
+export function requestTimeoutMs(server: GatewayConfig['server']): number {
+  return server.request_timeout_ms ?? Math.min(600_000, Math.floor((server.hold_lease_ms * 2) / 3));
+}
 export type TierAlias = 'svc-fast' | 'svc-code' | 'svc-smart';
 
 export class ConfigError extends Error {

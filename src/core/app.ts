@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GatewayError } from '../openai/errors.js';
 import { adminAccountRoutes } from '../http/admin/accounts.js';
+import { adminHealthRoutes } from '../http/admin/health.js';
 import { apiKeysRoutes } from '../http/api-keys.js';
 import { chatCompletionsRoutes } from '../http/chat-completions.js';
 import { creditsRoutes } from '../http/credits.js';
@@ -45,5 +46,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/admin/v1/*', limit);
   app.use('/admin/v1/*', adminAuth);
   app.route('/admin/v1', adminAccountRoutes);
+  app.route('/admin/v1', adminHealthRoutes);
   return app;
 }

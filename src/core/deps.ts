@@ -15,6 +15,10 @@ export interface AppDeps {
     maxBodyBytes: number;
     /** Lifetime of a credit hold before the reaper may void it; longer than any upstream call. */
     holdLeaseMs: number;
+    /** The longest a chat completion may run, across failover attempts; shorter than the lease. */
+    requestTimeoutMs: number;
+    /** Silence after which a stream gets an SSE comment. */
+    keepaliveMs: number;
   };
 }
 

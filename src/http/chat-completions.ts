@@ -47,6 +47,8 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
     quote,
     meter,
     clientSignal: c.req.raw.signal,
+    requestDeadlineAt: Date.now() + deps.limits.requestTimeoutMs,
+    keepaliveMs: deps.limits.keepaliveMs,
   };
   try {
     if (request.stream) {

@@ -16,6 +16,12 @@ export interface UpstreamCall {
   model: string;
   /** Aborted on client disconnect or deadline: the adapter must stop reading and close the upstream call. */
   signal: AbortSignal;
+  /**
+   * Set when this call continues an answer another target started and could not finish: the client already
+   * has `partial`. The adapter asks its upstream to go on from exactly there (a native assistant prefill where
+   * the protocol has one, else src/providers/continuation.ts) and yields only the new text.
+   */
+  continuation?: { partial: string };
 }
 
 export interface UpstreamCompletion {
@@ -45,8 +51,11 @@ export class UpstreamError extends Error {
     message: string,
     /** HTTP status when kind is `http`. */
     readonly status: number | null = null,
-    /** True when another target (or a retry) may succeed: connect, timeout, 429, 5xx. */
-    readonly retryable: boolean = kind !== 'protocol' && kind !== 'aborted',
+    /**
+     * True when another target (or a retry) may succeed: connect, timeout, 429, 5xx, and a malformed answer
+     * (one provider's bug is not another's).
+     */
+    readonly retryable: boolean = kind !== 'aborted',
   ) {
     super(message);
     this.name = 'UpstreamError';

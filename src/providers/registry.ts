@@ -2,8 +2,10 @@
  * Builds provider adapters and the routing table from a validated configuration. The one place that
  * maps a provider `type` to its adapter factory.
  */
-import type { GatewayConfig, ProviderConfig, TierAlias } from '../config/schema.js';
+import type { GatewayConfig, ProviderConfig, TierAlias, TimeoutsConfig } from '../config/schema.js';
 import type { Tier } from '../routing/auto/heuristic-classifier.js';
+import { DEFAULT_DEADLINES, type Deadlines } from '../routing/deadlines.js';
+import { DEFAULT_HEALTH, TargetHealth, type HealthSettings } from '../routing/health.js';
 import type { RoutingTable, Target, TierRoute } from '../routing/router.js';
 import type { ProviderAdapter } from './contract.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
@@ -37,11 +39,39 @@ function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets,
   }
 }
 
+function deadlines(...layers: (TimeoutsConfig | undefined)[]): Deadlines {
+  const d = { ...DEFAULT_DEADLINES };
+  for (const t of layers) {
+    if (t?.connect_ms !== undefined) d.connectMs = t.connect_ms;
+    if (t?.first_token_ms !== undefined) d.firstTokenMs = t.first_token_ms;
+    if (t?.between_chunks_ms !== undefined) d.betweenChunksMs = t.between_chunks_ms;
+    if (t?.total_ms !== undefined) d.totalMs = t.total_ms;
+  }
+  return d;
+}
+
 export function buildRoutingTable(
   config: GatewayConfig,
   secrets: ProviderSecrets,
   fetchImpl: typeof fetch = fetch,
 ): RoutingTable {
+  const settings: HealthSettings = {
+    ...DEFAULT_HEALTH,
+    failureThreshold: config.health.failure_threshold,
+    openMs: config.health.open_ms,
+    maxOpenMs: Math.max(config.health.max_open_ms, config.health.open_ms),
+  };
+  // One breaker per upstream model, whichever tiers route to it: its failures are the same failures.
+  const health = new Map<string, TargetHealth>();
+  const healthOf = (provider: string, model: string): TargetHealth => {
+    const id = `${provider}/${model}`;
+    let h = health.get(id);
+    if (h === undefined) {
+      h = new TargetHealth(settings);
+      health.set(id, h);
+    }
+    return h;
+  };
   const adapters = new Map<string, ProviderAdapter>();
   for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, fetchImpl));
 
@@ -59,20 +89,25 @@ export function buildRoutingTable(
       return {
         adapter: adapters.get(t.provider) as ProviderAdapter,
         model: t.model,
-        timeouts: { ...provider?.timeouts, ...t.timeouts },
+        deadlines: deadlines(provider?.timeouts, t.timeouts),
+        health: healthOf(t.provider, t.model),
       };
     });
     const defaultMaxTokens = spec.default_max_tokens ?? null;
     tiers[tier] = { targets, defaultMaxTokens };
     const freeTargets = targets.filter((t) => !t.adapter.paid);
     testTiers[tier] = {
-      targets: freeTargets.length > 0 ? freeTargets : [{ adapter: free, model: `sandbox-${tier}`, timeouts: {} }],
+      targets:
+        freeTargets.length > 0
+          ? freeTargets
+          : [{ adapter: free, model: `sandbox-${tier}`, deadlines: deadlines(), health: healthOf(free.name, `sandbox-${tier}`) }],
       defaultMaxTokens,
     };
   }
   return {
     tiers,
     testTiers,
+    health,
     autoQualityBias: config.aliases['svc-auto'].quality_bias,
     autoDefaultMaxTokens: config.aliases['svc-auto'].default_max_tokens ?? null,
   };

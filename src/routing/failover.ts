@@ -1,16 +1,32 @@
 /**
- * Tries a route's targets in order until one accepts the call. Only failures another target might not
- * have (connection, timeout, 5xx, 429, auth or model errors of that provider) move on; a request the
- * upstream judged malformed (400/413/422) would fail everywhere and is answered at once.
- * Health (circuit breakers, latency) and mid-stream continuation arrive with issue 4.
+ * One answer, served by as many upstream attempts as it takes. Targets are tried in their configured order,
+ * skipping those whose circuit breaker is open (they are tried last, rather than failing a request that
+ * never tried them). Each attempt runs under its deadlines (./deadlines.ts).
+ *
+ * - An attempt that fails before it produced anything (connection error, 5xx, 429, malformed answer, no
+ *   first token in time): the next target answers instead. The caller never sees the failure.
+ * - An attempt that fails after it produced part of the answer (a stall or a cut):
+ *   - `continue` (a streaming client already holds that part): the next target is asked to continue from
+ *     the partial text, and its new text follows in the same stream;
+ *   - `restart` (a non-streaming client has seen nothing yet): a `restart` event tells the caller to drop
+ *     what it gathered, and the next target answers from the start, so the answer comes from one model.
+ *   A partial tool call cannot be continued by another model: in `continue` mode it ends the answer.
+ * - A failure that every target would share (the upstream judged the request malformed: 400, 413, 422),
+ *   or our own abort (client gone), ends at once.
+ *
+ * When nothing is left to try, `open` and `next` throw AllTargetsFailed.
  */
-import { UpstreamError } from '../providers/contract.js';
+import type { ChatRequest } from '../openai/chat-types.js';
+import { UpstreamError, type StreamEvent } from '../providers/contract.js';
+import { AttemptDeadlines } from './deadlines.js';
 import type { Target } from './router.js';
 
 export interface Attempt {
   provider: string;
   model: string;
   outcome: string;
+  /** True when this attempt continued a partial answer of an earlier one. */
+  continuation?: boolean;
 }
 
 export class AllTargetsFailed extends Error {
@@ -23,10 +39,35 @@ export class AllTargetsFailed extends Error {
   }
 }
 
-function tryNext(e: UpstreamError): boolean {
-  if (e.kind === 'aborted') return false;
-  if (e.kind === 'http') return !(e.status === 400 || e.status === 413 || e.status === 422);
-  return true;
+export type FailoverEvent = StreamEvent | { type: 'restart' };
+
+export interface FailoverOptions {
+  targets: readonly Target[];
+  /** `max_tokens` is the bound of the whole answer, across attempts. */
+  request: ChatRequest & { max_tokens: number };
+  clientSignal: AbortSignal;
+  /** Epoch ms after which no attempt may run. */
+  requestDeadlineAt: number;
+  afterPartial: 'continue' | 'restart';
+  /** Estimates the tokens of delivered text, to bound a continuation's output. */
+  countTokens: (text: string) => number;
+}
+
+interface Live {
+  target: Target;
+  deadlines: AttemptDeadlines;
+  events: AsyncIterator<StreamEvent>;
+  /** Text (and tool calls) this attempt produced so far. */
+  produced: string;
+  /** Non-empty deltas among them. */
+  producedDeltas: number;
+  producedToolCall: boolean;
+  continuation: boolean;
+}
+
+/** The upstream judged the request itself malformed: every target would say the same. */
+function requestRefused(e: UpstreamError): boolean {
+  return e.kind === 'http' && (e.status === 400 || e.status === 413 || e.status === 422);
 }
 
 export function asUpstreamError(e: unknown): UpstreamError {
@@ -35,26 +76,207 @@ export function asUpstreamError(e: unknown): UpstreamError {
 }
 
 function outcomeOf(e: UpstreamError): string {
-  return e.kind === 'http' ? `http_${e.status}` : e.kind;
+  return e.kind === 'http' ? `http_${e.status ?? 'error'}` : e.kind;
 }
 
-export async function firstAccepting<T>(
-  targets: readonly Target[],
-  start: (target: Target) => Promise<T>,
-): Promise<{ value: T; target: Target; attempts: Attempt[] }> {
-  const attempts: Attempt[] = [];
-  let last: UpstreamError | null = null;
-  for (const target of targets) {
-    try {
-      const value = await start(target);
-      attempts.push({ provider: target.adapter.name, model: target.model, outcome: 'ok' });
-      return { value, target, attempts };
-    } catch (raw) {
-      const e = asUpstreamError(raw);
-      attempts.push({ provider: target.adapter.name, model: target.model, outcome: outcomeOf(e) });
-      last = e;
-      if (!tryNext(e)) break;
+export class FailoverStream implements AsyncIterator<FailoverEvent> {
+  readonly attempts: Attempt[] = [];
+  private readonly skipped: Target[] = [];
+  private nextIndex = 0;
+  private live: Live | null = null;
+  private lastTarget: Target | null = null;
+  /** Text the caller holds from attempts before the live one (continue mode). */
+  private priorText = '';
+  private priorDeltas = 0;
+  private finished = false;
+
+  private constructor(private readonly options: FailoverOptions) {}
+
+  /** Resolves once a target accepted the call; throws AllTargetsFailed when none did. */
+  static async open(options: FailoverOptions): Promise<FailoverStream> {
+    const stream = new FailoverStream(options);
+    await stream.startNext(null);
+    return stream;
+  }
+
+  /** The target serving (or, once finished, that served) the answer's end. */
+  get target(): Target {
+    return (this.live?.target ?? this.lastTarget) as Target;
+  }
+
+  /**
+   * What the caller received from attempts before the one that finished, when the answer spans several
+   * (continue mode); null when one attempt produced all of it, so its reported usage is exact.
+   */
+  get splicedPrefix(): { text: string; deltas: number } | null {
+    return this.priorText.length > 0 ? { text: this.priorText, deltas: this.priorDeltas } : null;
+  }
+
+  async next(): Promise<IteratorResult<FailoverEvent>> {
+    for (;;) {
+      const live = this.live;
+      if (live === null) return { done: true, value: undefined };
+      let result: IteratorResult<StreamEvent>;
+      try {
+        result = await live.events.next();
+      } catch (raw) {
+        // return() closed this attempt meanwhile (the client went away): nothing more to read.
+        if (this.live !== live) return { done: true, value: undefined };
+        const failed = await this.fail(live, asUpstreamError(raw));
+        if (failed !== null) return { done: false, value: failed };
+        continue;
+      }
+      if (result.done) {
+        this.succeed(live);
+        return { done: true, value: undefined };
+      }
+      live.deadlines.event();
+      const ev = result.value;
+      if (ev.type === 'delta') {
+        const d = ev.delta;
+        if (d.content || d.refusal) {
+          live.produced += (d.content ?? '') + (d.refusal ?? '');
+          live.producedDeltas++;
+        }
+        if (d.tool_calls !== undefined) live.producedToolCall = true;
+      }
+      return { done: false, value: ev };
     }
   }
-  throw new AllTargetsFailed(last ?? new UpstreamError('connect', 'no upstream target is configured'), attempts);
+
+  /** The caller gives up (client gone): close the live attempt without blaming its target. */
+  async return(): Promise<IteratorResult<FailoverEvent>> {
+    const live = this.live;
+    this.live = null;
+    if (live !== null && !this.finished) {
+      this.lastTarget = live.target;
+      live.deadlines.controller.abort(new UpstreamError('aborted', 'the client closed the connection'));
+      live.deadlines.done();
+      live.target.health.release();
+      this.attempts.push(this.record(live, 'client_closed'));
+      await live.events.return?.().catch(() => undefined);
+    }
+    return { done: true, value: undefined };
+  }
+
+  private succeed(live: Live): void {
+    this.finished = true;
+    live.deadlines.done();
+    live.target.health.success(live.deadlines.firstTokenMs);
+    this.attempts.push(this.record(live, 'ok'));
+    this.lastTarget = live.target;
+    this.live = null;
+  }
+
+  /** Handles a failed live attempt; returns an event for the caller, or null to keep reading. */
+  private async fail(live: Live, e: UpstreamError): Promise<FailoverEvent | null> {
+    live.deadlines.done();
+    this.lastTarget = live.target;
+    this.live = null;
+    await live.events.return?.().catch(() => undefined);
+    this.attempts.push(this.record(live, outcomeOf(e)));
+    if (e.kind === 'aborted' || requestRefused(e)) {
+      live.target.health.release();
+      throw new AllTargetsFailed(e, this.attempts);
+    }
+    live.target.health.failure();
+
+    const produced = live.produced.length > 0 || live.producedToolCall;
+    if (!produced) {
+      await this.startNext(e);
+      return null;
+    }
+    if (this.options.afterPartial === 'restart') {
+      await this.startNext(e);
+      return { type: 'restart' };
+    }
+    if (live.producedToolCall) throw new AllTargetsFailed(e, this.attempts);
+    this.priorText += live.produced;
+    this.priorDeltas += live.producedDeltas;
+    await this.startNext(e);
+    return null;
+  }
+
+  /** Starts the next admissible target, continuing `priorText` if there is any; throws when none is left. */
+  private async startNext(lastError: UpstreamError | null): Promise<void> {
+    let last = lastError;
+    for (;;) {
+      const candidate = this.nextCandidate();
+      if (candidate === null) {
+        throw new AllTargetsFailed(last ?? new UpstreamError('connect', 'no upstream target is configured'), this.attempts);
+      }
+      const target = candidate;
+      try {
+        await this.start(target);
+        return;
+      } catch (raw) {
+        const e = asUpstreamError(raw);
+        last = e;
+        this.attempts.push({
+          provider: target.adapter.name,
+          model: target.model,
+          outcome: outcomeOf(e),
+          ...(this.priorText ? { continuation: true } : {}),
+        });
+        this.lastTarget = target;
+        if (e.kind === 'aborted' || requestRefused(e)) {
+          target.health.release();
+          throw new AllTargetsFailed(e, this.attempts);
+        }
+        target.health.failure();
+      }
+    }
+  }
+
+  private nextCandidate(): Target | null {
+    const { targets, requestDeadlineAt } = this.options;
+    if (Date.now() >= requestDeadlineAt) return null;
+    while (this.nextIndex < targets.length) {
+      const target = targets[this.nextIndex++] as Target;
+      if (target.health.admit() !== 'skip') return target;
+      this.skipped.push(target);
+    }
+    // Every admissible target failed: an open breaker is a guess, a request that tried nothing is a certainty.
+    return this.skipped.shift() ?? null;
+  }
+
+  private async start(target: Target): Promise<void> {
+    const { request, clientSignal, requestDeadlineAt, countTokens } = this.options;
+    const deadlines = new AttemptDeadlines(target.deadlines, clientSignal, requestDeadlineAt);
+    const continuation = this.priorText.length > 0;
+    const call = continuation
+      ? {
+          request: { ...request, max_tokens: Math.max(1, request.max_tokens - countTokens(this.priorText)) },
+          model: target.model,
+          signal: deadlines.signal,
+          continuation: { partial: this.priorText },
+        }
+      : { request, model: target.model, signal: deadlines.signal };
+    let events: AsyncIterable<StreamEvent>;
+    try {
+      events = await target.adapter.stream(call);
+    } catch (e) {
+      deadlines.done();
+      throw e;
+    }
+    deadlines.accepted();
+    this.live = {
+      target,
+      deadlines,
+      events: events[Symbol.asyncIterator](),
+      produced: '',
+      producedDeltas: 0,
+      producedToolCall: false,
+      continuation,
+    };
+  }
+
+  private record(live: Live, outcome: string): Attempt {
+    return {
+      provider: live.target.adapter.name,
+      model: live.target.model,
+      outcome,
+      ...(live.continuation ? { continuation: true } : {}),
+    };
+  }
 }

@@ -3,17 +3,20 @@
  * then uses that tier's targets (priced at svc-auto's own prices). Test-environment keys are served only
  * by free providers (the sandbox), whatever the configuration says, so they never spend real money.
  */
-import type { TimeoutsConfig } from '../config/schema.js';
 import type { ChatMessage } from '../openai/chat-types.js';
 import type { ProviderAdapter } from '../providers/contract.js';
 import type { Environment } from '../store/types.js';
 import { classifyPrompt, type Tier, type TierDecision } from './auto/heuristic-classifier.js';
 import { CATALOG, type Alias, type CatalogEntry } from './catalog.js';
+import type { Deadlines } from './deadlines.js';
+import type { TargetHealth } from './health.js';
 
 export interface Target {
   adapter: ProviderAdapter;
   model: string;
-  timeouts: TimeoutsConfig;
+  deadlines: Deadlines;
+  /** Shared by every route that uses the same provider and model. */
+  health: TargetHealth;
 }
 
 export interface TierRoute {
@@ -25,6 +28,8 @@ export interface RoutingTable {
   tiers: Record<Tier, TierRoute>;
   /** Where test keys go: the free provider, one target per tier. */
   testTiers: Record<Tier, TierRoute>;
+  /** Every upstream model's health, by `provider/model`. */
+  health: ReadonlyMap<string, TargetHealth>;
   autoQualityBias: number;
   autoDefaultMaxTokens: number | null;
 }

@@ -69,7 +69,9 @@ export async function seedAccount(store: Store, opts: SeedOptions = {}): Promise
   return { accountId: account.id, keyId: record.id, secret };
 }
 
-export async function startTestGateway(opts: { config?: GatewayConfig; clock?: Clock } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  opts: { config?: GatewayConfig; clock?: Clock; adminToken?: string } = {},
+): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-gw-'));
   const gw = await startGateway({
     config: opts.config ?? instantSandboxConfig(),
@@ -78,6 +80,7 @@ export async function startTestGateway(opts: { config?: GatewayConfig; clock?: C
     port: 0,
     logger: silentLogger,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
   });
   return {
     ...gw,

@@ -227,7 +227,7 @@ describe('openai-compatible adapter: complete', () => {
 
   it('refuses an invalid JSON body as a protocol error', async () => {
     const err = await upstreamFailure(adapter('invalid-json').complete(upstreamCall('m', { stream: false })));
-    expect(err).toMatchObject({ kind: 'protocol', retryable: false });
+    expect(err).toMatchObject({ kind: 'protocol', retryable: true });
   });
 });
 
@@ -271,7 +271,7 @@ describe('openai-compatible adapter: failures', () => {
 
   it('fails a malformed chunk as a protocol error', async () => {
     const err = await upstreamFailure(collect(await adapter('malformed').stream(upstreamCall('m'))));
-    expect(err).toMatchObject({ kind: 'protocol', retryable: false });
+    expect(err).toMatchObject({ kind: 'protocol', retryable: true });
     expect(err.message).toContain('malformed stream chunk');
   });
 

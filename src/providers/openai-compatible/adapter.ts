@@ -3,9 +3,11 @@
  * vLLM, llama.cpp, OpenRouter, Groq, the sandbox. Web standards only.
  */
 import type { ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import { continuationMessages } from '../continuation.js';
 import { buildUpstreamBody, type MaxTokensField } from './request-body.js';
 import { cancellableEvents } from './event-stream.js';
-import { bodyReadFailure, fetchFailure, protocolError, statusError } from './upstream-errors.js';
+import { bodyReadFailure, fetchFailure, protocolError, readTextLimited } from '../upstream-failures.js';
+import { statusError } from './upstream-errors.js';
 import { parseCompletion } from './wire-parse.js';
 
 export interface OpenAICompatibleOptions {
@@ -21,16 +23,17 @@ export interface OpenAICompatibleOptions {
   extraHeaders?: Record<string, string>;
 }
 
-/** Error bodies are read only this far: enough for any error envelope, bounded against a hostile upstream. */
-const ERROR_BODY_LIMIT = 64 * 1024;
-
 export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions): ProviderAdapter {
   const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
   const maxTokensField = options.maxTokensField ?? 'max_tokens';
   const doFetch = options.fetch ?? fetch;
 
   async function post(call: UpstreamCall, stream: boolean): Promise<Response> {
-    const body = buildUpstreamBody(call.request, { model: call.model, stream, maxTokensField });
+    // The chat-completions protocol has no prefill: a continuation is asked for in words.
+    const request = call.continuation
+      ? { ...call.request, messages: continuationMessages(call.request.messages, call.continuation.partial) }
+      : call.request;
+    const body = buildUpstreamBody(request, { model: call.model, stream, maxTokensField });
     const headers: Record<string, string> = {
       ...options.extraHeaders,
       'content-type': 'application/json',
@@ -44,7 +47,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
       throw fetchFailure(err, call.signal);
     }
     if (!response.ok) {
-      const text = await readTextLimited(response, ERROR_BODY_LIMIT).catch((err: unknown) => {
+      const text = await readTextLimited(response).catch((err: unknown) => {
         throw bodyReadFailure(err, call.signal);
       });
       throw statusError(response.status, text);
@@ -102,21 +105,4 @@ async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator<Stream
     finishReason: c.finishReason,
   };
   if (c.usage) yield { type: 'usage', usage: c.usage };
-}
-
-async function readTextLimited(response: Response, limit: number): Promise<string> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (text.length < limit) {
-      const { done, value } = await reader.read();
-      if (done) return text + decoder.decode();
-      text += decoder.decode(value, { stream: true });
-    }
-    return text.slice(0, limit);
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
 }

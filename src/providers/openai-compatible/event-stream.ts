@@ -5,7 +5,8 @@
  */
 import { UpstreamError, type StreamEvent } from '../contract.js';
 import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
-import { abortedError, bodyReadFailure, isRecord, payloadError, protocolError } from './upstream-errors.js';
+import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
+import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
 
 /** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */

@@ -5,7 +5,8 @@
  */
 import type { StreamEvent, UpstreamCompletion, UpstreamTokens } from '../contract.js';
 import type { AssistantMessage, ChunkDelta, FinishReason, ToolCall, ToolCallDelta } from '../../openai/chat-types.js';
-import { isRecord, payloadError, protocolError } from './upstream-errors.js';
+import { isRecord, protocolError } from '../upstream-failures.js';
+import { payloadError } from './upstream-errors.js';
 
 const FINISH_REASONS: ReadonlySet<string> = new Set<FinishReason>([
   'stop',

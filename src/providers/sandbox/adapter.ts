@@ -3,11 +3,13 @@
  * sandbox server, and the same UpstreamErrors the OpenAI-compatible adapter would raise talking to it.
  */
 import { UpstreamError, type ProviderAdapter, type StreamEvent, type UpstreamCall, type UpstreamCompletion } from '../contract.js';
-import { abortedError, protocolError, statusError } from '../openai-compatible/upstream-errors.js';
+import { statusError } from '../openai-compatible/upstream-errors.js';
+import { abortedError, protocolError } from '../upstream-failures.js';
 import { failureTokenIndex, planFaults, type FailureFault, type FaultPlan, type SandboxFaultInput, type SandboxPace } from './faults.js';
 import { TokenClock, untilAborted } from './pacing.js';
 import { SandboxState, type SandboxStats } from './sandbox-state.js';
-import { simulateCompletion, type SimulatedCompletion } from './simulator.js';
+import { continuationMessages } from '../continuation.js';
+import { simulateCompletion, type SimulatedCompletion, type SimulationInput } from './simulator.js';
 import { errorBodyForStatus } from './status-errors.js';
 
 export interface SandboxAdapterOptions {
@@ -30,7 +32,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
     const f = plan.failure;
     if (f?.type === 'status') throw statusError(f.status, JSON.stringify(errorBodyForStatus(f.status, f.message)));
     if (f?.type === 'reset' && f.afterTokens === undefined) throw resetError();
-    return { plan, sim: simulateCompletion(call.request, call.model) };
+    return { plan, sim: simulateCompletion(simulationInput(call), call.model) };
   }
 
   return {
@@ -124,6 +126,12 @@ async function strike(failure: FailureFault, signal: AbortSignal): Promise<void>
     default:
       return;
   }
+}
+
+/** What the HTTP sandbox would receive from the OpenAI-compatible adapter, continuation included. */
+function simulationInput(call: UpstreamCall): SimulationInput {
+  const { request, continuation } = call;
+  return continuation ? { ...request, messages: continuationMessages(request.messages, continuation.partial) } : request;
 }
 
 function resetError(): UpstreamError {

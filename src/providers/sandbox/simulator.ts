@@ -12,6 +12,7 @@ import type {
   FunctionTool,
   ToolChoice,
 } from '../../openai/chat-types.js';
+import { CONTINUE_INSTRUCTION } from '../continuation.js';
 import type { UpstreamTokens } from '../contract.js';
 import { WORDS } from './word-list.js';
 
@@ -38,6 +39,8 @@ const MIN_WORDS = 12;
 const MAX_WORDS = 120;
 
 export function simulateCompletion(input: SimulationInput, model: string): SimulatedCompletion {
+  const continued = continuationOf(input.messages);
+  if (continued !== null) return continueCompletion(input, model, continued.original, continued.partial);
   const rng = mulberry32(fnv1a(`${lastUserText(input.messages)}\u0000${model}\u0000${input.seed ?? 0}`));
   const promptTokens = estimatePromptTokens(input.messages, input.tools);
   const bound = input.max_tokens ?? Number.POSITIVE_INFINITY;
@@ -53,6 +56,43 @@ export function simulateCompletion(input: SimulationInput, model: string): Simul
     usage: { promptTokens, completionTokens: pieces.length },
     firstDelta: { role: 'assistant', content: '', refusal: null },
     tokenDeltas: pieces.map((content) => ({ content })),
+  };
+}
+
+/**
+ * A request that asks to continue a cut answer (src/providers/continuation.ts): the original conversation,
+ * and the part of the answer the client already has.
+ */
+function continuationOf(messages: readonly ChatMessage[]): { original: ChatMessage[]; partial: string } | null {
+  const n = messages.length;
+  const instruction = messages[n - 1];
+  const partial = messages[n - 2];
+  if (n < 3 || instruction?.role !== 'user' || instruction.content !== CONTINUE_INSTRUCTION) return null;
+  if (partial?.role !== 'assistant' || typeof partial.content !== 'string') return null;
+  return { original: messages.slice(0, -2), partial: partial.content };
+}
+
+/**
+ * Goes on with the answer the original request would have had, from where `partial` ends, so a test can
+ * check that a continued answer reads exactly as an uninterrupted one. A partial that is not a prefix of it
+ * (another model started the answer) is continued after as many words as it has.
+ */
+function continueCompletion(input: SimulationInput, model: string, original: ChatMessage[], partial: string): SimulatedCompletion {
+  const whole = simulateCompletion({ ...input, messages: original, max_tokens: null }, model);
+  const pieces = whole.tokenDeltas.map((d) => d.content ?? '');
+  let done = 0;
+  let prefix = '';
+  while (done < pieces.length && prefix.length < partial.length) prefix += pieces[done++];
+  if (prefix !== partial) done = Math.min(pieces.length, partial.split(/\s+/).filter(Boolean).length);
+  const bound = input.max_tokens ?? Number.POSITIVE_INFINITY;
+  const rest = pieces.slice(done, done + Math.max(0, bound));
+  const cut = pieces.length - done > bound;
+  return {
+    message: { role: 'assistant', content: rest.join(''), refusal: null },
+    finishReason: cut ? 'length' : whole.finishReason,
+    usage: { promptTokens: estimatePromptTokens(input.messages, input.tools), completionTokens: rest.length },
+    firstDelta: { role: 'assistant', content: '', refusal: null },
+    tokenDeltas: rest.map((content) => ({ content })),
   };
 }
 

@@ -10,7 +10,7 @@ import { createApp } from '../../core/app.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import type { GatewayConfig } from '../../config/schema.js';
+import { requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
 import type { Store } from '../../store/types.js';
 import { openStore } from './open-store.js';
@@ -53,7 +53,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     routing: buildRoutingTable(opts.config, opts.secrets),
     logger: opts.logger,
     adminToken: opts.adminToken ?? null,
-    limits: { maxBodyBytes: serverCfg.max_body_bytes, holdLeaseMs: serverCfg.hold_lease_ms },
+    limits: {
+      maxBodyBytes: serverCfg.max_body_bytes,
+      holdLeaseMs: serverCfg.hold_lease_ms,
+      requestTimeoutMs: requestTimeoutMs(serverCfg),
+      keepaliveMs: serverCfg.keepalive_ms,
+    },
   });
   const host = opts.host ?? '127.0.0.1';
   const server = await new Promise<Server>((resolve, reject) => {
