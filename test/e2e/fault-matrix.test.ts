@@ -15,6 +15,7 @@ import { chat, sseData, startTestGateway, type Seeded, type TestGateway } from '
 import { closedPort } from '../providers/helpers/fixture-server.js';
 
 const DEADLINES = { connect_ms: 400, first_token_ms: 400, between_chunks_ms: 300, total_ms: 4000 };
+const KEEPALIVE_MS = 120;
 const SECONDARY_DEADLINES = { connect_ms: 1000, first_token_ms: 1000, between_chunks_ms: 1000, total_ms: 5000 };
 /** The slowest a case may take: one primary deadline, then the secondary's instant answer, plus slack for CI. */
 const CASE_BUDGET_MS = 2500;
@@ -32,6 +33,7 @@ beforeAll(async () => {
   const config = parseConfig({
     // Breakers are exercised on their own below; here every request must meet the failing primary.
     health: { failure_threshold: 1_000 },
+    server: { keepalive_ms: KEEPALIVE_MS },
     providers: {
       primary: { type: 'openai-compatible', base_url: primary.url, paid: false, timeouts: DEADLINES },
       dead: { type: 'openai-compatible', base_url: `http://127.0.0.1:${await closedPort()}/v1`, paid: false, timeouts: DEADLINES },
@@ -194,6 +196,19 @@ describe.each([true, false])('stream=%s', (stream) => {
     expectChargedOnce(svc, model, before, await balance());
     expect(await gw.store.ledger.countPendingHolds()).toBe(0);
     await primaryDrained();
+  });
+});
+
+describe('while failover waits', () => {
+  it('a stream carries SSE comments, so proxies keep the connection open', async () => {
+    primary.setFault({ type: 'stall_before_first_token', headers: true });
+    const res = await chat(gw, seeded.secret, request('svc-fast', true));
+    const raw = await res.text();
+    // The role chunk first, then silence until the primary's first-token deadline: filled with comments.
+    const blocks = raw.split('\n\n');
+    expect(blocks[0]).toMatch(/^data: /);
+    expect(blocks[1]).toBe(': keepalive');
+    expect(sseData(raw).at(-1)).toBe('[DONE]');
   });
 });
 
