@@ -24,15 +24,51 @@ const paceSchema = z
   })
   .strict();
 
+const httpUrl = z.url({ protocol: /^https?$/ });
+/** Name of the environment variable holding the API key; omit for keyless servers (Ollama, vLLM, test doubles). */
+const apiKeyEnv = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional();
+
+/**
+ * false: call this provider in one piece even for streaming clients, for servers whose streaming is broken.
+ * `first_token_ms` then bounds the whole answer, and a failure can only be retried, not continued.
+ */
+const upstreamStreaming = z.boolean().default(true);
+
 const openAICompatibleProvider = z
   .object({
     type: z.literal('openai-compatible'),
-    base_url: z.url({ protocol: /^https?$/ }),
-    /** Name of the environment variable holding the API key; omit for keyless local servers (Ollama, vLLM). */
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    base_url: httpUrl,
+    api_key_env: apiKeyEnv,
     max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
     /** Whether calls cost money. Test keys never reach a paid provider. */
     paid: z.boolean().default(true),
+    upstream_streaming: upstreamStreaming,
+    headers: z.record(z.string(), z.string()).optional(),
+    timeouts: timeoutsSchema.optional(),
+  })
+  .strict();
+
+const anthropicProvider = z
+  .object({
+    type: z.literal('anthropic'),
+    base_url: httpUrl.default('https://api.anthropic.com/v1'),
+    api_key_env: apiKeyEnv,
+    /** The `anthropic-version` header; see docs/providers.md for what differs between them. */
+    api_version: z.enum(['2026-10-21', '2023-06-01']).default('2026-10-21'),
+    paid: z.boolean().default(true),
+    upstream_streaming: upstreamStreaming,
+    headers: z.record(z.string(), z.string()).optional(),
+    timeouts: timeoutsSchema.optional(),
+  })
+  .strict();
+
+const geminiProvider = z
+  .object({
+    type: z.literal('gemini'),
+    base_url: httpUrl.default('https://generativelanguage.googleapis.com/v1beta'),
+    api_key_env: apiKeyEnv,
+    paid: z.boolean().default(true),
+    upstream_streaming: upstreamStreaming,
     headers: z.record(z.string(), z.string()).optional(),
     timeouts: timeoutsSchema.optional(),
   })
@@ -46,7 +82,12 @@ const sandboxProvider = z
   })
   .strict();
 
-export const providerSchema = z.discriminatedUnion('type', [openAICompatibleProvider, sandboxProvider]);
+export const providerSchema = z.discriminatedUnion('type', [
+  openAICompatibleProvider,
+  anthropicProvider,
+  geminiProvider,
+  sandboxProvider,
+]);
 
 const targetSchema = z
   .object({ provider: z.string().min(1), model: z.string().min(1), timeouts: timeoutsSchema.optional() })

@@ -43,6 +43,7 @@ export type UpstreamFailureKind =
   | 'http' // a non-2xx status
   | 'timeout' // a deadline passed
   | 'protocol' // a malformed response or stream
+  | 'unsupported' // this provider's protocol cannot express the request (another provider may)
   | 'aborted'; // our own signal fired (client gone)
 
 export class UpstreamError extends Error {

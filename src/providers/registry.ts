@@ -8,6 +8,8 @@ import { DEFAULT_DEADLINES, type Deadlines } from '../routing/deadlines.js';
 import { DEFAULT_HEALTH, TargetHealth, type HealthSettings } from '../routing/health.js';
 import type { RoutingTable, Target, TierRoute } from '../routing/router.js';
 import type { ProviderAdapter } from './contract.js';
+import { createAnthropicAdapter } from './anthropic/adapter.js';
+import { createGeminiAdapter } from './gemini/adapter.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { createSandboxAdapter } from './sandbox/adapter.js';
 
@@ -25,6 +27,25 @@ function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets,
         apiKey: secrets[name] ?? null,
         paid: p.paid,
         maxTokensField: p.max_tokens_field,
+        fetch: fetchImpl,
+        ...(p.headers ? { extraHeaders: p.headers } : {}),
+      });
+    case 'anthropic':
+      return createAnthropicAdapter({
+        name,
+        baseUrl: p.base_url,
+        apiKey: secrets[name] ?? null,
+        apiVersion: p.api_version,
+        paid: p.paid,
+        fetch: fetchImpl,
+        ...(p.headers ? { extraHeaders: p.headers } : {}),
+      });
+    case 'gemini':
+      return createGeminiAdapter({
+        name,
+        baseUrl: p.base_url,
+        apiKey: secrets[name] ?? null,
+        paid: p.paid,
         fetch: fetchImpl,
         ...(p.headers ? { extraHeaders: p.headers } : {}),
       });
@@ -90,6 +111,7 @@ export function buildRoutingTable(
         adapter: adapters.get(t.provider) as ProviderAdapter,
         model: t.model,
         deadlines: deadlines(provider?.timeouts, t.timeouts),
+        oneShot: provider !== undefined && provider.type !== 'sandbox' && !provider.upstream_streaming,
         health: healthOf(t.provider, t.model),
       };
     });
@@ -100,7 +122,15 @@ export function buildRoutingTable(
       targets:
         freeTargets.length > 0
           ? freeTargets
-          : [{ adapter: free, model: `sandbox-${tier}`, deadlines: deadlines(), health: healthOf(free.name, `sandbox-${tier}`) }],
+          : [
+              {
+                adapter: free,
+                model: `sandbox-${tier}`,
+                deadlines: deadlines(),
+                oneShot: false,
+                health: healthOf(free.name, `sandbox-${tier}`),
+              },
+            ],
       defaultMaxTokens,
     };
   }

@@ -46,7 +46,10 @@ export class AttemptDeadlines {
     private readonly parent: AbortSignal,
     /** Epoch ms after which the whole request gives up, whatever this attempt's own deadlines say. */
     private readonly requestDeadlineAt: number,
+    /** A one-piece call: its first token arrives with its last, so the first-token deadline bounds it all. */
+    oneShot = false,
   ) {
+    if (oneShot) this.phase = 'first_token';
     if (parent.aborted) this.onParentAbort();
     else parent.addEventListener('abort', this.onParentAbort, { once: true });
     this.arm();

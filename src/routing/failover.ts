@@ -17,6 +17,7 @@
  * When nothing is left to try, `open` and `next` throw AllTargetsFailed.
  */
 import type { ChatRequest } from '../openai/chat-types.js';
+import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type StreamEvent } from '../providers/contract.js';
 import { AttemptDeadlines } from './deadlines.js';
 import type { Target } from './router.js';
@@ -179,7 +180,8 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       live.target.health.release();
       throw new AllTargetsFailed(e, this.attempts);
     }
-    live.target.health.failure();
+    if (e.kind === 'unsupported') live.target.health.release();
+    else live.target.health.failure();
 
     const produced = live.produced.length > 0 || live.producedToolCall;
     if (!produced) {
@@ -223,7 +225,9 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
           target.health.release();
           throw new AllTargetsFailed(e, this.attempts);
         }
-        target.health.failure();
+        // A target that cannot express the request is not unhealthy; one that can may still answer.
+        if (e.kind === 'unsupported') target.health.release();
+        else target.health.failure();
       }
     }
   }
@@ -242,7 +246,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
 
   private async start(target: Target): Promise<void> {
     const { request, clientSignal, requestDeadlineAt, countTokens } = this.options;
-    const deadlines = new AttemptDeadlines(target.deadlines, clientSignal, requestDeadlineAt);
+    const deadlines = new AttemptDeadlines(target.deadlines, clientSignal, requestDeadlineAt, target.oneShot);
     const continuation = this.priorText.length > 0;
     const call = continuation
       ? {
@@ -254,7 +258,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       : { request, model: target.model, signal: deadlines.signal };
     let events: AsyncIterable<StreamEvent>;
     try {
-      events = await target.adapter.stream(call);
+      events = target.oneShot ? completionAsEvents(await target.adapter.complete(call)) : await target.adapter.stream(call);
     } catch (e) {
       deadlines.done();
       throw e;

@@ -15,6 +15,8 @@ export interface Target {
   adapter: ProviderAdapter;
   model: string;
   deadlines: Deadlines;
+  /** Called in one piece (`upstream_streaming: false`) rather than streamed. */
+  oneShot: boolean;
   /** Shared by every route that uses the same provider and model. */
   health: TargetHealth;
 }

@@ -2,7 +2,8 @@
  * ProviderAdapter for any upstream speaking OpenAI's chat-completions protocol: OpenAI itself, Ollama,
  * vLLM, llama.cpp, OpenRouter, Groq, the sandbox. Web standards only.
  */
-import type { ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import type { ProviderAdapter, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import { completionAsEvents } from '../completion-events.js';
 import { continuationMessages } from '../continuation.js';
 import { buildUpstreamBody, type MaxTokensField } from './request-body.js';
 import { cancellableEvents } from './event-stream.js';
@@ -92,17 +93,3 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
   };
 }
 
-async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator<StreamEvent, void, undefined> {
-  const { role, content, refusal, tool_calls } = c.message;
-  yield {
-    type: 'delta',
-    delta: {
-      role,
-      content,
-      ...(refusal !== undefined ? { refusal } : {}),
-      ...(tool_calls ? { tool_calls: tool_calls.map((t, index) => ({ index, ...t })) } : {}),
-    },
-    finishReason: c.finishReason,
-  };
-  if (c.usage) yield { type: 'usage', usage: c.usage };
-}

@@ -5,6 +5,7 @@
  */
 import { UpstreamError, type StreamEvent } from '../contract.js';
 import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
 import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
@@ -44,27 +45,10 @@ function parseChunk(data: string): unknown {
   }
 }
 
-/**
- * Wraps the event generator so that giving up on it before the first `next()` still cancels the body: a
- * generator that never started ignores `return()` and would leave the upstream connection open.
- */
+/** The events of an SSE body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal,
 ): AsyncIterableIterator<StreamEvent> {
-  const events = readChatStream(body, signal);
-  let started = false;
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    next() {
-      started = true;
-      return events.next();
-    },
-    async return() {
-      if (!started) await body.cancel().catch(() => {});
-      return events.return();
-    },
-  };
+  return cancelBodyOnEarlyReturn(body, readChatStream(body, signal));
 }

@@ -32,7 +32,7 @@ export function providerSecrets(config: GatewayConfig, env: NodeJS.ProcessEnv): 
   const secrets: Record<string, string | null> = {};
   const missing: string[] = [];
   for (const [name, p] of Object.entries(config.providers)) {
-    if (p.type !== 'openai-compatible' || !p.api_key_env) continue;
+    if (p.type === 'sandbox' || !p.api_key_env) continue;
     const value = env[p.api_key_env];
     if (!value) missing.push(`  providers.${name}.api_key_env: environment variable ${p.api_key_env} is not set`);
     secrets[name] = value ?? null;

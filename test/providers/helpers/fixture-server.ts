@@ -25,15 +25,22 @@ export interface FixtureServer {
 
 export async function startFixtureServer(scenarios: Record<string, Scenario>): Promise<FixtureServer> {
   const requests: RecordedRequest[] = [];
+  // One close listener per socket, not per request: keep-alive sockets carry many requests.
+  const socketClosed = new WeakMap<object, Promise<void>>();
+  const closedOf = (req: IncomingMessage): Promise<void> => {
+    let p = socketClosed.get(req.socket);
+    if (p === undefined) {
+      p = req.socket.destroyed ? Promise.resolve() : new Promise<void>((resolve) => req.socket.once('close', () => resolve()));
+      socketClosed.set(req.socket, p);
+    }
+    return p;
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const connectionClosed = new Promise<void>((resolve) => {
-        if (req.socket.destroyed) resolve();
-        else req.socket.once('close', () => resolve());
-      });
+      const connectionClosed = closedOf(req);
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, connectionClosed });
       const name = (req.url ?? '').split('/')[1] ?? '';
       const scenario = scenarios[name];
@@ -77,8 +84,9 @@ export function sseHead(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 }
 
-export function fixture(name: string): string {
-  return readFileSync(new URL(`../../fixtures/openai/${name}`, import.meta.url), 'utf8');
+/** A file of test/fixtures/<provider>/ (OpenAI's by default). */
+export function fixture(name: string, provider = 'openai'): string {
+  return readFileSync(new URL(`../../fixtures/${provider}/${name}`, import.meta.url), 'utf8');
 }
 
 /** A port that was just free and is now closed: connecting to it is refused. */

@@ -1,0 +1,82 @@
+/**
+ * Gemini's error envelope (`{"error":{"code":429,"message":"...","status":"RESOURCE_EXHAUSTED"}}`, the
+ * google.rpc.Status shape), in a non-2xx body or inside a 2xx stream, mapped onto UpstreamError; plus the two
+ * refusals this adapter makes itself. The provider-neutral cases live in ../upstream-failures.ts.
+ */
+import { UpstreamError } from '../contract.js';
+import { httpStatusError, isRecord, isRetryableStatus, parseJson } from '../upstream-failures.js';
+
+/**
+ * google.rpc.Code names -> the HTTP status Google maps them to, for an in-stream error whose numeric `code`
+ * is missing or not an HTTP status.
+ */
+const STATUS_OF_CODE: Readonly<Record<string, number>> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ABORTED: 409,
+  ALREADY_EXISTS: 409,
+  RESOURCE_EXHAUSTED: 429,
+  CANCELLED: 499,
+  INTERNAL: 500,
+  UNKNOWN: 500,
+  DATA_LOSS: 500,
+  NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
+/** A non-2xx status; the body is the (possibly truncated) error text the upstream sent. */
+export function statusError(status: number, bodyText: string): UpstreamError {
+  const envelope = errorEnvelope(parseJson(bodyText));
+  const message = envelope ? describe(envelope) : bodyText.trim().slice(0, 300) || `HTTP ${status}`;
+  return httpStatusError(status, message);
+}
+
+/**
+ * An error object inside a 2xx answer (a stream event, or a whole JSON body). Its code becomes the status,
+ * so failover treats an in-stream 503 like a 503 answer: another target may succeed.
+ */
+export function payloadError(envelope: Record<string, unknown>): UpstreamError {
+  const status = httpStatusOf(envelope);
+  const retryable = status !== null ? isRetryableStatus(status) : true;
+  return new UpstreamError('http', `upstream error: ${describe(envelope)}`, status, retryable);
+}
+
+/** The `error` object of a payload, when it is one; streamed errors may also come wrapped in a JSON array. */
+export function errorEnvelope(payload: unknown): Record<string, unknown> | null {
+  const value = Array.isArray(payload) && payload.length === 1 ? payload[0] : payload;
+  if (!isRecord(value) || !isRecord(value.error)) return null;
+  return value.error;
+}
+
+/**
+ * The request asks for something this adapter cannot express in Gemini's protocol. Refused before any call;
+ * failover may try a provider that can, and when none can the client gets a clear 400.
+ */
+export function untranslatable(message: string): UpstreamError {
+  return new UpstreamError('unsupported', `gemini adapter cannot send this request: ${message}`);
+}
+
+/**
+ * Gemini refused the prompt itself (`promptFeedback.blockReason`, no candidates): a 400, as OpenAI-style
+ * services answer a prompt their content filter rejects; nothing was generated.
+ */
+export function promptBlocked(reason: string, message: string | null): UpstreamError {
+  const detail = message ? `: ${message}` : '';
+  return new UpstreamError('http', `upstream blocked the prompt (${reason})${detail}`, 400, false);
+}
+
+function httpStatusOf(envelope: Record<string, unknown>): number | null {
+  const code = envelope.code;
+  if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599) return code;
+  return typeof envelope.status === 'string' ? (STATUS_OF_CODE[envelope.status] ?? null) : null;
+}
+
+function describe(envelope: Record<string, unknown>): string {
+  const message = typeof envelope.message === 'string' && envelope.message.length > 0 ? envelope.message : 'no message';
+  return typeof envelope.status === 'string' ? `${envelope.status}: ${message}` : message;
+}

@@ -1,0 +1,98 @@
+/**
+ * A `streamGenerateContent?alt=sse` body -> StreamEvents. Each SSE event (CRLF-framed) is a whole
+ * GenerateContentResponse holding the next piece of the answer; there is no `[DONE]`: the answer is complete
+ * once a chunk carries a finishReason, and a body that ends before one is a cut. Usage comes as running
+ * totals on the chunks and is reported once, at the end.
+ */
+import { UpstreamError, type StreamEvent, type UpstreamTokens } from '../contract.js';
+import type { ChunkDelta } from '../../openai/chat-types.js';
+import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
+import { abortedError, bodyReadFailure, protocolError } from '../upstream-failures.js';
+import { readChunk, responseKey, toFinishReason, toToolCall } from './chunk-reading.js';
+
+/** The events of a stream body; abandoning them at any point cancels the body. */
+export function cancellableEvents(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): AsyncIterableIterator<StreamEvent> {
+  return cancelBodyOnEarlyReturn(body, answerEvents(sseChunks(body, signal), signal));
+}
+
+/**
+ * Events of a sequence of response chunks (from SSE, or the JSON array Gemini sends when `alt=sse` is not
+ * honoured). Leaving it early closes `chunks`, which cancels the body.
+ */
+export async function* answerEvents(
+  chunks: AsyncIterable<unknown> | Iterable<unknown>,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const translator = new ChunkTranslator();
+  for await (const payload of chunks) {
+    const ev = translator.accept(payload);
+    if (ev !== null) yield ev;
+  }
+  if (signal.aborted) throw abortedError(signal);
+  if (!translator.finished) throw protocolError('upstream stream ended early (no chunk carried a finishReason)');
+  if (translator.usage !== null) yield { type: 'usage', usage: translator.usage };
+}
+
+async function* sseChunks(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): AsyncGenerator<unknown, void, undefined> {
+  try {
+    for await (const { data } of decodeSse(body, { signal })) {
+      if (signal.aborted) return;
+      if (data.length === 0) continue;
+      yield parseChunk(data);
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    if (err instanceof SseDecodeError) throw protocolError(`upstream stream is not valid SSE: ${err.message}`);
+    throw bodyReadFailure(err, signal);
+  }
+}
+
+function parseChunk(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw protocolError(`upstream sent a malformed stream chunk: ${data.slice(0, 120)}`);
+  }
+}
+
+/** Turns chunks into deltas, keeping what spans chunks: tool-call numbering, whether a call was made, usage. */
+class ChunkTranslator {
+  finished = false;
+  usage: UpstreamTokens | null = null;
+  private toolCalls = 0;
+  private roleSent = false;
+  private key: string | null = null;
+
+  accept(payload: unknown): StreamEvent | null {
+    const reading = readChunk(payload);
+    if (reading.usage !== null) this.usage = reading.usage;
+    // Anything after the finish (a trailing usage chunk) only updates the usage.
+    if (this.finished || !reading.hasCandidate) return null;
+    this.key ??= responseKey(reading.responseId);
+    const delta: ChunkDelta = {};
+    if (reading.text.length > 0) delta.content = reading.text;
+    if (reading.functionCalls.length > 0) {
+      // Gemini sends each call whole, in one chunk: one delta per call carries all of it.
+      delta.tool_calls = reading.functionCalls.map((call) => {
+        const index = this.toolCalls++;
+        return { index, ...toToolCall(call, this.key ?? '', index) };
+      });
+    }
+    const raw = reading.finishReason;
+    const finishReason = raw === null ? null : toFinishReason(raw, this.toolCalls > 0);
+    if (finishReason !== null) this.finished = true;
+    if (delta.content === undefined && delta.tool_calls === undefined && finishReason === null) return null;
+    if (!this.roleSent) {
+      this.roleSent = true;
+      return { type: 'delta', delta: { role: 'assistant', ...delta }, finishReason };
+    }
+    return { type: 'delta', delta, finishReason };
+  }
+}
