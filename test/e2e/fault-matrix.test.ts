@@ -212,6 +212,58 @@ describe('while failover waits', () => {
   });
 });
 
+describe('when the client hangs up', () => {
+  /** Faster than any of the primary's deadlines: only the hang-up can have closed the upstream call. */
+  const AT_ONCE_MS = 200;
+
+  async function inFlightWithin(ms: number): Promise<number> {
+    const until = Date.now() + ms;
+    while (primary.stats().inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    return primary.stats().inFlight;
+  }
+
+  it('mid-stream: the upstream call is closed at once and the delivered part is charged', async () => {
+    primary.setFault({ type: 'stall_after_tokens', tokens: 5 });
+    const before = await balance();
+    const abort = new AbortController();
+    const res = await chat(gw, seeded.secret, request('svc-fast', true), { signal: abort.signal });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    while (!seen.includes('"content"') || (seen.match(/"content":"[^"]+"/g) ?? []).length < 5) {
+      const { value } = await reader.read();
+      seen += new TextDecoder().decode(value);
+    }
+    expect(primary.stats().inFlight).toBe(1);
+    abort.abort();
+    expect(await inFlightWithin(AT_ONCE_MS)).toBe(0);
+    await waitForNoHold();
+    const charged = before - (await balance());
+    expect(charged).toBeGreaterThan(0);
+    expect(charged).toBeLessThan(creditCost(CATALOG['svc-fast'], 100, 400));
+  });
+
+  it('before the first token of a non-streaming answer: closed at once, nothing charged', async () => {
+    primary.setFault({ type: 'stall_before_first_token', headers: true });
+    const before = await balance();
+    const abort = new AbortController();
+    const pending = chat(gw, seeded.secret, request('svc-fast', false), { signal: abort.signal }).catch(() => null);
+    const until = Date.now() + 1000;
+    while (primary.stats().inFlight === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(primary.stats().inFlight).toBe(1);
+    abort.abort();
+    await pending;
+    expect(await inFlightWithin(AT_ONCE_MS)).toBe(0);
+    await waitForNoHold();
+    expect(await balance()).toBe(before);
+  });
+});
+
+async function waitForNoHold(): Promise<void> {
+  const until = Date.now() + 2000;
+  while ((await gw.store.ledger.countPendingHolds()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  expect(await gw.store.ledger.countPendingHolds()).toBe(0);
+}
+
 describe('when no target can finish the answer', () => {
   it('a stream cut on both ends with svc, an explicit error and [DONE], charging what was delivered', async () => {
     primary.setFault({ type: 'cut_after_tokens', tokens: 4 });
