@@ -5,7 +5,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bin/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'bin/', 'coverage/', '.cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // Benchmark and tool scripts are plain Node ES modules.
-    files: ['bench/**/*.mjs', 'scripts/**/*.mjs'],
+    files: ['bench/**/*.mjs', 'scripts/**/*.mjs', 'eval/**/*.mjs'],
     languageOptions: { globals: { ...globals.node } },
   },
   {

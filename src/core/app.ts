@@ -3,7 +3,6 @@
  * an edge entry) builds the deps and serves `app.fetch`.
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { GatewayError } from '../openai/errors.js';
 import { adminAccountRoutes } from '../http/admin/accounts.js';
 import { adminHealthRoutes } from '../http/admin/health.js';
@@ -12,6 +11,7 @@ import { chatCompletionsRoutes } from '../http/chat-completions.js';
 import { creditsRoutes } from '../http/credits.js';
 import { adminAuth } from '../http/middleware/admin-auth.js';
 import { auth } from '../http/middleware/auth.js';
+import { bodyLimit } from '../http/middleware/body-limit.js';
 import { errorResponse, onError, onNotFound } from '../http/middleware/errors.js';
 import { requestId } from '../http/middleware/request-id.js';
 import { modelsRoutes } from '../http/models.js';
@@ -28,14 +28,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   app.use('*', requestId);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  const limit = bodyLimit({
-    maxSize: deps.limits.maxBodyBytes,
-    onError: (c) =>
-      errorResponse(
-        c,
-        new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
-      ),
-  });
+  const limit = bodyLimit(deps.limits.maxBodyBytes, (c) =>
+    errorResponse(
+      c,
+      new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
+    ),
+  );
   app.use('/v1/*', limit);
   app.use('/v1/*', auth);
   app.route('/v1/models', modelsRoutes);

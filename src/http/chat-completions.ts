@@ -12,6 +12,7 @@ import { notFound } from '../openai/errors.js';
 import { ALIASES, isAlias } from '../routing/catalog.js';
 import { resolveRoute } from '../routing/router.js';
 import { readJson } from './json-body.js';
+import { parseQualityBiasHeader, QUALITY_BIAS_HEADER } from './quality-bias-header.js';
 
 export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   const deps = c.get('deps');
@@ -24,8 +25,9 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
       'model',
     );
   }
+  const qualityBias = parseQualityBiasHeader(c.req.header(QUALITY_BIAS_HEADER));
   const key = c.get('key');
-  const route = resolveRoute(deps.routing, request.model, key.environment, request.messages);
+  const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
   const quote = quoteRequest(route.entry, route.defaultMaxTokens, request);
   const meter = await Meter.open(deps.store.ledger, {
     holdId: newId('hold_'),

@@ -3,7 +3,7 @@
  * maps a provider `type` to its adapter factory.
  */
 import type { GatewayConfig, ProviderConfig, TierAlias, TimeoutsConfig } from '../config/schema.js';
-import type { Tier } from '../routing/auto/heuristic-classifier.js';
+import type { Tier } from '../routing/auto/tier.js';
 import { DEFAULT_DEADLINES, type Deadlines } from '../routing/deadlines.js';
 import { DEFAULT_HEALTH, TargetHealth, type HealthSettings } from '../routing/health.js';
 import type { RoutingTable, Target, TierRoute } from '../routing/router.js';

@@ -3,10 +3,10 @@
  * then uses that tier's targets (priced at svc-auto's own prices). Test-environment keys are served only
  * by free providers (the sandbox), whatever the configuration says, so they never spend real money.
  */
-import type { ChatMessage } from '../openai/chat-types.js';
 import type { ProviderAdapter } from '../providers/contract.js';
 import type { Environment } from '../store/types.js';
-import { classifyPrompt, type Tier, type TierDecision } from './auto/heuristic-classifier.js';
+import { classifyRequest, type RoutableRequest } from './auto/classifier.js';
+import type { Tier, TierDecision } from './auto/tier.js';
 import { CATALOG, type Alias, type CatalogEntry } from './catalog.js';
 import type { Deadlines } from './deadlines.js';
 import type { TargetHealth } from './health.js';
@@ -50,16 +50,21 @@ const TIER_OF_ALIAS: Record<Exclude<Alias, 'svc-auto'>, Tier> = {
   'svc-smart': 'smart',
 };
 
+/**
+ * `request` is what svc-auto reads (messages and tool definitions); `qualityBias`, when given, is the
+ * caller's per-request dial (the `x-svc-quality-bias` header) and replaces the configured one.
+ */
 export function resolveRoute(
   table: RoutingTable,
   alias: Alias,
   environment: Environment,
-  messages: readonly ChatMessage[],
+  request: RoutableRequest,
+  qualityBias: number | null = null,
 ): Route {
   const entry = CATALOG[alias];
   const tiers = environment === 'test' ? table.testTiers : table.tiers;
   if (alias === 'svc-auto') {
-    const decision = classifyPrompt(messages, table.autoQualityBias);
+    const decision = classifyRequest(request, qualityBias ?? table.autoQualityBias);
     const route = tiers[decision.tier];
     return {
       entry,

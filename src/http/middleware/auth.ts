@@ -1,13 +1,17 @@
 /**
  * Bearer-key authentication. Every request reads the key row (no cache), so a revocation made through
  * any instance refuses the very next request everywhere. Malformed keys (bad prefix, length or checksum)
- * are refused before any database read.
+ * are refused before any database read. The HMAC check of a secret already verified against the same row
+ * is a constant-time comparison (src/keys/verified-secrets.ts).
  */
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../core/deps.js';
 import { unauthorized } from '../../openai/errors.js';
 import { parseKey } from '../../keys/key-format.js';
-import { verifySecret } from '../../keys/key-hash.js';
+import { VerifiedSecrets } from '../../keys/verified-secrets.js';
+
+/** One per process: key ids are unique across stores, and an entry matches only the row it was verified against. */
+const verified = new VerifiedSecrets();
 
 const INVALID = 'Invalid API key. Keys start with svc_live_ or svc_test_; create one with `npx svc-gateway keys create`.';
 
@@ -19,7 +23,7 @@ export const auth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const parsed = parseKey(match[1] as string);
   if (!parsed) throw unauthorized('invalid_api_key', INVALID);
   const key = await c.get('deps').store.keys.findKey(parsed.keyId);
-  if (!key || key.environment !== parsed.environment || !(await verifySecret(parsed.secret, key.salt, key.secretHash))) {
+  if (!key || key.environment !== parsed.environment || !(await verified.verify(key.id, parsed.secret, key.salt, key.secretHash))) {
     throw unauthorized('invalid_api_key', INVALID);
   }
   if (key.revokedAt !== null) throw unauthorized('revoked_api_key', 'This API key has been revoked.');

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/schema.js';
 import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, ledgerVerify, migrate, type Flags } from './cli-commands.js';
 import { CliError } from './cli-output.js';
+import { routeCommand } from './cli-route.js';
 import { sandboxCommand, serveCommand } from './cli-serve.js';
 
 const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --json)
@@ -16,6 +17,7 @@ const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --
   keys revoke KEY_ID
   migrate                                            apply database migrations
   ledger verify                                      recompute every balance from the journal (exit 1 on mismatch)
+  route "<prompt>" [--quality-bias 0..1]             which tier svc-auto picks for a prompt, and why (or the prompt on stdin)
   sandbox [--port N]                                 run the sandbox upstream (default 8090)
 
 Environment: SVC_DATABASE_URL (default: SQLite ./data/svc-gateway.db), SVC_CONFIG (JSON or YAML), PORT, HOST,
@@ -33,6 +35,7 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   'idempotency-key': { type: 'string' },
   'daily-credit-limit': { type: 'string' },
+  'quality-bias': { type: 'string' },
 } as const;
 
 async function run(argv: string[]): Promise<void> {
@@ -50,6 +53,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(HELP + '\n');
     return;
   }
+  if (cmd === 'route') return routeCommand(positionals.slice(1), values, json);
   switch (`${cmd} ${sub ?? ''}`.trim()) {
     case 'serve':
       return serveCommand(values.port);

@@ -50,10 +50,15 @@ async function reserveIn(tx: PgTx, input: ReserveInput, now: number, abort: Abor
   if (!key || key.revoked_at !== null) return { ok: false, reason: 'key_inactive' };
 
   const day = utcDay(now);
-  const charge = await chargeDay(tx, input.keyId, day, input.amount, key.daily_credit_limit);
+  // Pipelined, one round trip, still in lock order (the day's row, then the grants): both only need the
+  // key row. A refused day leaves the grants locked until the transaction ends a moment later, unchanged.
+  const [charge, grants] = await Promise.all([
+    chargeDay(tx, input.keyId, day, input.amount, key.daily_credit_limit),
+    lockSpendableGrants(tx, key.account_id, key.environment, now),
+  ]);
   if (!charge.ok) return { ok: false, reason: 'daily_limit_exceeded', limit: charge.limit, committedToday: charge.committed };
 
-  const plan = allocate(await lockSpendableGrants(tx, key.account_id, key.environment, now), input.amount);
+  const plan = allocate(grants, input.amount);
   if (!plan.ok) return abort<ReserveResult>({ ok: false, reason: 'insufficient_credits', available: plan.available });
 
   const leaseExpiresAt = now + input.leaseMs;

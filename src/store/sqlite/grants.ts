@@ -74,29 +74,26 @@ export function adjustRemaining(conn: SqliteConnection, grantId: number, delta: 
   conn.run('UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?', delta, grantId);
 }
 
+/** One statement (grants and pending holds), since it runs inside every settle. */
 export function balanceOf(conn: SqliteConnection, accountId: string, environment: Environment, now: number): Balance {
-  const grants = conn.get<{ earned: number; next_expiry: number | null; purchased: number }>(
+  const row = conn.get<{ earned: number; next_expiry: number | null; purchased: number; reserved: number }>(
     `SELECT
        COALESCE(SUM(CASE WHEN kind = 'earned' AND expires_at > ?1 THEN remaining END), 0) AS earned,
        MIN(CASE WHEN kind = 'earned' AND expires_at > ?1 AND remaining > 0 THEN expires_at END) AS next_expiry,
-       COALESCE(SUM(CASE WHEN kind = 'purchased' THEN remaining END), 0) AS purchased
+       COALESCE(SUM(CASE WHEN kind = 'purchased' THEN remaining END), 0) AS purchased,
+       (SELECT COALESCE(SUM(amount), 0) FROM holds
+        WHERE account_id = ?2 AND environment = ?3 AND status = 'pending') AS reserved
      FROM credit_grants WHERE account_id = ?2 AND environment = ?3`,
     now,
-    accountId,
-    environment,
-  );
-  const holds = conn.get<{ reserved: number }>(
-    `SELECT COALESCE(SUM(amount), 0) AS reserved FROM holds
-     WHERE account_id = ? AND environment = ? AND status = 'pending'`,
     accountId,
     environment,
   );
   return {
     accountId,
     environment,
-    earned: grants?.earned ?? 0,
-    earnedNextExpiry: grants?.next_expiry ?? null,
-    purchased: grants?.purchased ?? 0,
-    reserved: holds?.reserved ?? 0,
+    earned: row?.earned ?? 0,
+    earnedNextExpiry: row?.next_expiry ?? null,
+    purchased: row?.purchased ?? 0,
+    reserved: row?.reserved ?? 0,
   };
 }

@@ -32,9 +32,12 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   if (!key || key.revoked_at !== null) return { ok: false, reason: 'key_inactive' };
 
   const day = utcDay(now);
-  const committed = committedOn(conn, input.keyId, day);
-  if (key.daily_credit_limit !== null && committed + input.amount > key.daily_credit_limit) {
-    return { ok: false, reason: 'daily_limit_exceeded', limit: key.daily_credit_limit, committedToday: committed };
+  // A key without a cap has nothing to check: the day's row is only read for a capped key.
+  if (key.daily_credit_limit !== null) {
+    const committed = committedOn(conn, input.keyId, day);
+    if (committed + input.amount > key.daily_credit_limit) {
+      return { ok: false, reason: 'daily_limit_exceeded', limit: key.daily_credit_limit, committedToday: committed };
+    }
   }
 
   const plan = allocate(spendableGrants(conn, key.account_id, key.environment, now), input.amount);

@@ -1,0 +1,79 @@
+/**
+ * `npm run eval:router`: the router's cross-validated figures on eval/routing/dev.jsonl, computed by the
+ * evaluation's scorer. k-fold (stratified, 5 folds) and leave-one-source-out, at the default quality
+ * bias, without and with the prompts written for svc-gateway in the training folds (never scored), and
+ * a sweep of the dial. Options: --folds N, --quality-bias Q, --no-written, --loso-only, --tables (the
+ * scorer's own tables), --errors (list the misrouted prompts).
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
+import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
+import { kFold, leaveOneSourceOut, type Probabilities } from './router/cross-validate.js';
+import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
+import { decisions, score, type Metrics } from './router/score.js';
+
+const { values } = parseArgs({
+  options: {
+    folds: { type: 'string', default: '5' },
+    'quality-bias': { type: 'string', default: String(DEFAULT_QUALITY_BIAS) },
+    'no-written': { type: 'boolean', default: false },
+    tables: { type: 'boolean', default: false },
+    errors: { type: 'boolean', default: false },
+    'loso-only': { type: 'boolean', default: false },
+    'l2-hashed': { type: 'string' },
+    'l2-dense': { type: 'string' },
+    'no-balance': { type: 'boolean', default: false },
+    'sweep': { type: 'boolean', default: false },
+  },
+});
+const folds = Number(values.folds);
+const qualityBias = Number(values['quality-bias']);
+
+const options: TrainOptions = {
+  ...TRAIN_OPTIONS,
+  ...(values['l2-hashed'] ? { l2Hashed: Number(values['l2-hashed']) } : {}),
+  ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
+  ...(values['no-balance'] ? { balanceSources: false } : {}),
+};
+const dev = readDataset(DEV_SET);
+const written = readDataset(WRITTEN_SET);
+
+const pct = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
+function line(name: string, m: Metrics): string {
+  return `${name.padEnd(24)} n=${String(m.n).padStart(4)}  acc ${pct(m.accuracy).padStart(6)}  macro-F1 ${m.macroF1.toFixed(3)}  ` +
+    `under ${pct(m.underRouting).padStart(6)}  over ${pct(m.overRouting).padStart(6)}  cost ${m.costRatio?.toFixed(3) ?? 'n/a'}`;
+}
+
+function report(title: string, rows: readonly LabelledPrompt[], probs: Probabilities): void {
+  const predicted = decisions(rows, probs, qualityBias);
+  const r = score(predicted);
+  console.log(`\n== ${title} (quality_bias ${qualityBias})`);
+  if (values.errors) {
+    rows.forEach((row, i) => {
+      const tier = predicted[i]?.tier;
+      if (tier === row.tier) return;
+      const p = [...(probs[i] as Float64Array)].map((x) => x.toFixed(2)).join('/');
+      console.log(`  ${row.tier}->${tier} [${p}] ${row.id}: ${row.prompt.slice(0, 110).replace(/\s+/g, ' ')}`);
+    });
+  }
+  if (values.tables) {
+    console.log(r.text);
+    return;
+  }
+  for (const [source, m] of Object.entries(r.bySource)) console.log(line(`  ${source}`, m));
+  console.log(line('OVERALL', r.overall));
+  console.log('confusion (rows gold fast/code/smart, cols predicted):', JSON.stringify(r.overall.confusion));
+  if (!values.sweep) return;
+  const sweep = [0, 0.3, 0.5, 0.7, 0.85, 1].map((q) => {
+    const m = score(decisions(rows, probs, q)).overall;
+    return `  q=${q}: F1 ${m.macroF1.toFixed(3)} under ${pct(m.underRouting)} over ${pct(m.overRouting)} cost ${m.costRatio?.toFixed(3)}`;
+  });
+  console.log('dial sweep:\n' + sweep.join('\n'));
+}
+
+const variants: [string, LabelledPrompt[]][] = [['dev only', []]];
+if (!values['no-written']) variants.push([`dev + ${written.length} written prompts in training`, written]);
+for (const [name, extra] of variants) {
+  if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options));
+  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options));
+}

@@ -1,0 +1,160 @@
+/**
+ * Offline training of the router: L2-regularised multinomial logistic regression, minimised by L-BFGS
+ * from zero. Deterministic by construction (no random initialisation, examples in file order, fixed
+ * iteration budget), so a rerun on the same data gives the same weights.
+ */
+import { CLASS_COUNT, DENSE_COUNT, HASH_SIZE } from '../../src/routing/auto/feature-layout.js';
+import { extractFeatures } from '../../src/routing/auto/features.js';
+import { emptyModel, type RouterModel } from '../../src/routing/auto/model.js';
+import { FeatureBuffer } from '../../src/routing/auto/scanner.js';
+import { TIERS } from '../../src/routing/auto/tier.js';
+import { requestOf, type LabelledPrompt } from './dataset.js';
+import { minimise } from './lbfgs.js';
+
+export interface TrainOptions {
+  /** L2 penalty on the hashed n-gram weights: they are many and specific, so held short. */
+  l2Hashed: number;
+  /** L2 penalty on the dense (hand-made) feature weights: few and general, so allowed to grow. */
+  l2Dense: number;
+  iterations: number;
+  /**
+   * Weight examples so that every source counts as much as sqrt of its size: large single-style sources
+   * (MBPP, natural-instructions) otherwise teach their surface style instead of the rule.
+   */
+  balanceSources: boolean;
+}
+
+export const TRAIN_OPTIONS: TrainOptions = { l2Hashed: 3e-4, l2Dense: 3e-4, iterations: 300, balanceSources: true };
+
+export interface Example {
+  index: Int32Array;
+  value: Float64Array;
+  dense: Float64Array;
+  label: number;
+  source: string;
+}
+
+const HASHED_PARAMS = HASH_SIZE * CLASS_COUNT;
+const DENSE_PARAMS = DENSE_COUNT * CLASS_COUNT;
+export const PARAM_COUNT = HASHED_PARAMS + DENSE_PARAMS + CLASS_COUNT;
+
+/** Features of each row, with repeated buckets merged (a prose text repeats its few shape n-grams often). */
+export function featurize(rows: readonly LabelledPrompt[]): Example[] {
+  const buf = new FeatureBuffer();
+  const merged = new Map<number, number>();
+  return rows.map((row) => {
+    extractFeatures(requestOf(row), buf);
+    merged.clear();
+    for (let i = 0; i < buf.count; i++) {
+      const f = buf.index[i] as number;
+      merged.set(f, (merged.get(f) ?? 0) + (buf.value[i] as number));
+    }
+    const index = Int32Array.from([...merged.keys()].sort((a, b) => a - b));
+    return {
+      index,
+      value: Float64Array.from(index, (f) => merged.get(f) as number),
+      dense: buf.dense.slice(),
+      label: TIERS.indexOf(row.tier),
+      source: row.source,
+    };
+  });
+}
+
+function exampleWeights(examples: readonly Example[], balance: boolean): Float64Array {
+  const perSource = new Map<string, number>();
+  for (const e of examples) perSource.set(e.source, (perSource.get(e.source) ?? 0) + 1);
+  const w = new Float64Array(examples.length);
+  let total = 0;
+  examples.forEach((e, i) => {
+    w[i] = balance ? 1 / Math.sqrt(perSource.get(e.source) as number) : 1;
+    total += w[i] as number;
+  });
+  for (let i = 0; i < w.length; i++) w[i] = (w[i] as number) / total;
+  return w;
+}
+
+/**
+ * Mean weighted cross-entropy plus the L2 penalties, and its gradient. Written for three tiers, unrolled,
+ * with the layout constants copied into locals: the loops run ~10^8 times per training.
+ */
+function makeObjective(examples: readonly Example[], weights: Float64Array, options: TrainOptions) {
+  const hashedParams = HASHED_PARAMS;
+  const biasAt = HASHED_PARAMS + DENSE_PARAMS;
+  const denseCount = DENSE_COUNT;
+  const l2Hashed = options.l2Hashed;
+  const l2Dense = options.l2Dense;
+  return (theta: Float64Array, grad: Float64Array): number => {
+    grad.fill(0);
+    let loss = 0;
+    for (let n = 0; n < examples.length; n++) {
+      const e = examples[n] as Example;
+      const index = e.index;
+      const value = e.value;
+      const dense = e.dense;
+      let z0 = theta[biasAt] as number;
+      let z1 = theta[biasAt + 1] as number;
+      let z2 = theta[biasAt + 2] as number;
+      for (let i = 0; i < index.length; i++) {
+        const f = (index[i] as number) * 3;
+        const v = value[i] as number;
+        z0 += (theta[f] as number) * v;
+        z1 += (theta[f + 1] as number) * v;
+        z2 += (theta[f + 2] as number) * v;
+      }
+      for (let j = 0; j < denseCount; j++) {
+        const v = dense[j] as number;
+        if (v === 0) continue;
+        const f = hashedParams + j * 3;
+        z0 += (theta[f] as number) * v;
+        z1 += (theta[f + 1] as number) * v;
+        z2 += (theta[f + 2] as number) * v;
+      }
+      const max = Math.max(z0, z1, z2);
+      const logSum = max + Math.log(Math.exp(z0 - max) + Math.exp(z1 - max) + Math.exp(z2 - max));
+      const w = weights[n] as number;
+      const label = e.label;
+      loss += w * (logSum - (label === 0 ? z0 : label === 1 ? z1 : z2));
+      // d loss / d logit_k = w * (p_k - [k = label])
+      const g0 = w * (Math.exp(z0 - logSum) - (label === 0 ? 1 : 0));
+      const g1 = w * (Math.exp(z1 - logSum) - (label === 1 ? 1 : 0));
+      const g2 = w * (Math.exp(z2 - logSum) - (label === 2 ? 1 : 0));
+      for (let i = 0; i < index.length; i++) {
+        const f = (index[i] as number) * 3;
+        const v = value[i] as number;
+        grad[f] = (grad[f] as number) + g0 * v;
+        grad[f + 1] = (grad[f + 1] as number) + g1 * v;
+        grad[f + 2] = (grad[f + 2] as number) + g2 * v;
+      }
+      for (let j = 0; j < denseCount; j++) {
+        const v = dense[j] as number;
+        if (v === 0) continue;
+        const f = hashedParams + j * 3;
+        grad[f] = (grad[f] as number) + g0 * v;
+        grad[f + 1] = (grad[f + 1] as number) + g1 * v;
+        grad[f + 2] = (grad[f + 2] as number) + g2 * v;
+      }
+      grad[biasAt] = (grad[biasAt] as number) + g0;
+      grad[biasAt + 1] = (grad[biasAt + 1] as number) + g1;
+      grad[biasAt + 2] = (grad[biasAt + 2] as number) + g2;
+    }
+    for (let p = 0; p < biasAt; p++) {
+      const t = theta[p] as number;
+      if (t === 0) continue;
+      const l2 = p < hashedParams ? l2Hashed : l2Dense;
+      loss += 0.5 * l2 * t * t;
+      grad[p] = (grad[p] as number) + l2 * t;
+    }
+    return loss;
+  };
+}
+
+export function train(examples: readonly Example[], options: TrainOptions = TRAIN_OPTIONS): RouterModel {
+  if (CLASS_COUNT !== 3) throw new Error('the trainer is written for three tiers');
+  const objective = makeObjective(examples, exampleWeights(examples, options.balanceSources), options);
+  const theta = minimise(objective, new Float64Array(PARAM_COUNT), options.iterations);
+  const model = emptyModel();
+  model.hashed.set(theta.subarray(0, HASHED_PARAMS));
+  model.dense.set(theta.subarray(HASHED_PARAMS, HASHED_PARAMS + DENSE_PARAMS));
+  model.bias.set(theta.subarray(HASHED_PARAMS + DENSE_PARAMS));
+  return model;
+}

@@ -1,0 +1,181 @@
+/**
+ * Hand-made word lists, one per kind of evidence. They matter because the model's learned word weights
+ * only know the vocabulary of the training prompts: a list carries the rule ("a proof is smart work",
+ * "Kotlin is a programming language") to words the training set never used. Entries are lower-case
+ * words or two-word phrases; the scanner looks up every token and every pair of adjacent tokens.
+ */
+import { hashString } from './hashing.js';
+
+/** List ids, also the bit positions of `lexMask`. */
+export const Lex = {
+  CodeNoun: 0,
+  Language: 1,
+  CodeVerb: 2,
+  Keyword: 3,
+  Math: 4,
+  NumberWord: 5,
+  Unit: 6,
+  Proof: 7,
+  Reasoning: 8,
+  Planning: 9,
+  SimpleTask: 10,
+  Chat: 11,
+  Question: 12,
+  Logic: 13,
+} as const;
+export type Lex = (typeof Lex)[keyof typeof Lex];
+export const LEX_COUNT = 14;
+
+/**
+ * Words are separated by white space; `a_b` is the two-word phrase "a b" (the scanner splits words at
+ * any character other than a letter, a digit or '_', so "step-by-step" is looked up as its word pairs).
+ */
+const LISTS: Record<Lex, string> = {
+  [Lex.CodeNoun]: `code codes coding snippet function functions method methods class classes program programs
+    script scripts algorithm algorithms api apis endpoint endpoints regex regexp regular_expression query
+    queries sql database databases schema bug bugs compiler syntax variable variables loop loops recursion
+    recursive array arrays linked_list hashmap hash_table dictionary tuple tuples stack_trace traceback
+    exception exceptions unittest unit_test unit_tests test_cases repository repo git github commit
+    dockerfile docker kubernetes yaml json xml html css latex markdown cli terminal command_line makefile
+    webpack npm pip library libraries framework module modules runtime stdout stdin argv lambda closure
+    iterator decorator callback thread threads mutex pointer pointers struct enum inheritance constructor
+    oop binary_tree data_structure data_structures time_complexity leetcode pseudocode source_code codebase
+    backend frontend microservice http_request rest_api graphql orm spreadsheet_formula excel_formula
+    sheets_formula formula_for vba macro plugin sdk ide debugger segfault null_pointer boilerplate`,
+  [Lex.Language]: `python javascript typescript java kotlin scala swift rust golang ruby php perl lua haskell
+    elixir erlang clojure ocaml fortran cobol matlab julia dart groovy bash zsh powershell sql mysql postgres
+    postgresql sqlite nosql mongodb html css scss sass jsx tsx react vue angular svelte nodejs django flask
+    fastapi rails numpy pandas pytorch tensorflow sklearn jquery cpp csharp assembly verilog vhdl solidity
+    prolog lisp racket latex yaml toml awk jq terraform ansible webassembly cuda c_language go_language`,
+  [Lex.CodeVerb]: `implement implementing implemented implementation refactor refactoring debug debugging
+    compile compiling deploy deploying instantiate override parse parsing serialize deserialize tokenize
+    memoize vectorize transpile write_code write_function write_program write_script write_class
+    write_query a_function a_program a_script a_method a_class the_function the_code this_code my_code
+    function_that program_that script_that method_that function_to program_to script_to fix_this complete_this
+    convert_this`,
+  [Lex.Keyword]: `def elif lambda import include printf println console const var let async await struct fn
+    impl pub mut foreach typeof instanceof namespace usepackage documentclass begin end return returns void
+    bool boolean int str len nullptr nil null none self sizeof malloc argc args kwargs init main_function
+    group_by order_by create_table insert_into select_from where_clause`,
+  [Lex.Math]: `equation equations solve solving calculate calculation compute computing integral integrals
+    derivative derivatives differentiate integrate probability probabilities sum product integer integers
+    prime primes divisible divisor remainder modulo factorial polynomial polynomials quadratic cubic matrix
+    matrices vector vectors determinant eigenvalue logarithm exponent exponential inequality
+    inequalities expression simplify evaluate arithmetic algebra geometry trigonometry calculus triangle
+    triangles circle radius diameter circumference area perimeter volume angle angles hypotenuse slope
+    intercept coordinate coordinates percent percentage average mean median variance deviation ratio
+    proportion fraction fractions decimal how_many how_much how_long how_old how_far sqrt square_root
+    cube_root squared cubed digits numerator denominator multiply multiplied divide divided subtract
+    subtracted plus minus times expected_value combinatorics permutations combinations odds dice coin
+    sequence series converge diverge formula statistics gcd lcm math maths mathematical`,
+  [Lex.NumberWord]: `one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
+    fifty sixty seventy eighty ninety hundred hundreds thousand thousands million millions billion half
+    halves third thirds quarter quarters twice thrice double doubled triple tripled dozen dozens pair pairs
+    each every per apiece remaining leftover altogether in_total more_than less_than fewer_than as_many
+    as_much`,
+  [Lex.Unit]: `dollar dollars cent cents euro euros pound pounds rupees yen price prices cost costs paid pays
+    pay earns earned earn salary wage hourly discount profit budget minute minutes hour hours day days week
+    weeks month months year years seconds mile miles km kilometer kilometers meter meters metre metres feet
+    foot inch inches yard yards kg kilogram kilograms gram grams liter liters litre litres gallon gallons
+    ounce ounces mph speed`,
+  [Lex.Proof]: `prove proves proving proof proofs theorem theorems lemma lemmas corollary axiom axioms derive
+    derives deriving derivation deduce deduced deduction deductive induction inductive contradiction
+    contrapositive irrational rigorous rigorously formally qed iff implies implication entails entailment
+    valid invalid validity premise premises conclusion syllogism fallacy fallacies logic logical logically
+    tautology satisfiable propositional predicate quantifier quantifiers necessarily show_that verify_that
+    demonstrate_that if_and only_if`,
+  [Lex.Reasoning]: `reason reasoning reasons step_by by_step explain_your your_reasoning think_through estimate
+    estimation estimating approximately puzzle puzzles riddle riddles brainteaser infer inference determine
+    figure_out work_out which_of true_or or_false uncertain paradox hypothesis counterexample analyze analyse
+    analysis tradeoff tradeoffs compare contrast consequences implications scenario scenarios optimal
+    optimize optimise maximize minimize constraint constraints worst_case sudoku chess liar lies tells_the
+    shuffled swap swaps trade trades order_of deduce`,
+  [Lex.Planning]: `plan plans planning itinerary itineraries schedule schedules scheduling syllabus curriculum
+    roadmap roadmaps design designing architecture architect blueprint workflow workflows milestone
+    milestones timeline timelines allocate allocation logistics phases lesson_plan business_plan
+    project_plan study_plan marketing_plan meal_plan training_plan requirements specification system_design
+    scalable scalability capacity strategy strategies multi_step`,
+  [Lex.SimpleTask]: `summarize summarise summary summaries summarization tldr classify classification categorize
+    categorise category categories label labels sentiment positive negative neutral translate translation
+    translated extract extraction paraphrase paraphrased rephrase rewrite rewritten reword proofread grammar
+    grammatical spelling title titles headline headlines tweet tweets email emails caption captions keywords
+    synonym synonyms antonym antonyms define definition meaning identify spam topic tone emotion fill_in
+    shorten shorter bullet bullets outline slogan tagline hashtags recommend suggest describe polite formal
+    informal`,
+  [Lex.Chat]: `hi hello hey thanks thank_you good_morning how_are joke jokes funny fun chat story stories poem
+    poems song lyrics haiku limerick roleplay pretend imagine favorite favourite opinion advice tips feel
+    feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes`,
+  [Lex.Question]: `what who whom whose when where which why how is_it are_there tell_me what_is who_is what_are
+    name_a`,
+  [Lex.Logic]: `truth truthful lies lie liar knight knave either neither nor unless whoever whenever
+    nobody everyone someone no_one all_of none_of at_least at_most exactly only_if must cannot not_both
+    left_of right_of leftmost rightmost second_from immediately adjacent next_to before after earlier later
+    older younger oldest youngest taller shorter tallest shortest heavier lighter ranked ranks position
+    positions arranged arrangement fixed_order order swap swapped switch switched trade traded exchange
+    exchanged consistent inconsistent contradict follows therefore hence thus deduced statements
+    statement clues clue`,
+};
+
+/**
+ * Function words carry no task on their own: as unigrams their weights would only learn how each
+ * training source writes, so the scanner drops them (they still count in word pairs: "how many").
+ */
+const STOP_WORDS = `a an the is are was were be been being am do does did have has had i you he she it we they me him her us
+  them my your his its our their this that these those of in on at to for from by with as and or but if so than then
+  there here what which who whom whose when where why how can could would should will shall may might must not no
+  yes all any some each every one into out up down over about also just only very`;
+
+/** The lexMask bit of a stop word (above the list bits). */
+export const STOP_WORD = 1 << 30;
+/** The lexMask bit of a word that starts a listed two-word phrase: only then is the pair looked up. */
+export const PHRASE_START = 1 << 29;
+
+/**
+ * Open-addressed table: token or phrase hash -> bit set of lists. Key 0 marks an empty slot (a hash that
+ * is 0 is stored as 1, and looked up as 1), so a miss, the common case, costs one or two reads.
+ */
+const TABLE_BITS = 13;
+const TABLE_SIZE = 1 << TABLE_BITS;
+const TABLE_MASK = TABLE_SIZE - 1;
+const keys = new Int32Array(TABLE_SIZE);
+const masks = new Int32Array(TABLE_SIZE);
+
+/** Hash of a phrase of two tokens, as the scanner computes it for adjacent tokens. */
+export function phraseHash(first: number, second: number): number {
+  return Math.imul(first, 0x01000193) ^ second;
+}
+
+function insert(hash: number, bit: number): void {
+  const key = hash === 0 ? 1 : hash;
+  let slot = key & TABLE_MASK;
+  while (keys[slot] !== 0 && keys[slot] !== key) slot = (slot + 1) & TABLE_MASK;
+  keys[slot] = key;
+  masks[slot] = (masks[slot] as number) | bit;
+}
+
+for (const [lex, list] of Object.entries(LISTS)) {
+  for (const entry of list.split(/\s+/)) {
+    if (!entry) continue;
+    const parts = entry.split('_');
+    const [first, second] = parts as [string, string | undefined];
+    if (second === undefined) {
+      insert(hashString(first), 1 << Number(lex));
+    } else {
+      insert(phraseHash(hashString(first), hashString(second)), 1 << Number(lex));
+      insert(hashString(first), PHRASE_START);
+    }
+  }
+}
+for (const word of STOP_WORDS.split(/\s+/)) if (word) insert(hashString(word), STOP_WORD);
+
+/** Bit set of the lists a token (or phrase) hash belongs to; 0 when none. */
+export function lexMask(hash: number): number {
+  const key = hash === 0 ? 1 : hash;
+  let slot = key & TABLE_MASK;
+  for (;;) {
+    const k = keys[slot] as number;
+    if (k === key) return masks[slot] as number;
+    if (k === 0) return 0;
+    slot = (slot + 1) & TABLE_MASK;
+  }
+}
