@@ -1,4 +1,5 @@
 import Database from 'libsql';
+import { GroupCommit } from './group-commit.js';
 
 type Db = Database.Database;
 type Statement = Database.Statement<SqlParam[]>;
@@ -27,8 +28,11 @@ export function openSqliteDatabase(path: string): Db {
  */
 export class SqliteConnection {
   private readonly statements = new Map<string, Statement>();
+  private readonly group: GroupCommit;
 
-  constructor(readonly db: Db) {}
+  constructor(readonly db: Db) {
+    this.group = new GroupCommit(db);
+  }
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
   get<Row>(sql: string, ...params: SqlParam[]): Row | undefined {
@@ -49,9 +53,18 @@ export class SqliteConnection {
   }
 
   /**
-   * Runs fn in BEGIN IMMEDIATE: the write lock is taken up front, so two writers never both read a
-   * balance and then both spend it; a busy database waits up to BUSY_TIMEOUT_MS instead of failing
-   * half-way through. Not re-entrant: callers never nest.
+   * The write path of the server: fn runs at once, inside the transaction this event-loop turn's writes
+   * share, and the promise resolves once that transaction committed (group-commit.ts). Same guarantees as
+   * immediate(): the write lock is held, so fn's checks and writes are one step.
+   */
+  write<T>(fn: () => T): Promise<T> {
+    return this.group.run(fn);
+  }
+
+  /**
+   * Runs fn in BEGIN IMMEDIATE, committing any open write group first: the write lock is taken up front,
+   * so two writers never both read a balance and then both spend it; a busy database waits up to
+   * BUSY_TIMEOUT_MS instead of failing half-way through. Not re-entrant: callers never nest.
    */
   immediate<T>(fn: () => T): T {
     return this.transaction('BEGIN IMMEDIATE', fn);
@@ -63,6 +76,7 @@ export class SqliteConnection {
   }
 
   private transaction<T>(begin: string, fn: () => T): T {
+    this.group.flush();
     this.db.exec(begin);
     try {
       const result = fn();
@@ -77,6 +91,7 @@ export class SqliteConnection {
   }
 
   close(): void {
+    this.group.flush();
     this.statements.clear();
     this.db.close();
   }

@@ -11,7 +11,7 @@ export class SqliteKeyStore implements KeyStore {
   ) {}
 
   async createAccount(input: { id: string; name: string | null }): Promise<Account> {
-    return this.conn.immediate(() => {
+    return this.conn.write(() => {
       if (this.conn.get<AccountRow>('SELECT id FROM accounts WHERE id = ?', input.id)) {
         throw new StoreError('conflict', `account ${input.id} already exists`);
       }
@@ -34,7 +34,7 @@ export class SqliteKeyStore implements KeyStore {
     if (key.dailyCreditLimit !== null && (!Number.isSafeInteger(key.dailyCreditLimit) || key.dailyCreditLimit < 0)) {
       throw new StoreError('invalid_input', `dailyCreditLimit must be null or an integer >= 0`);
     }
-    return this.conn.immediate(() => {
+    return this.conn.write(() => {
       if (!this.conn.get<AccountRow>('SELECT id FROM accounts WHERE id = ?', key.accountId)) {
         throw new StoreError('not_found', `account ${key.accountId} does not exist`);
       }
@@ -70,7 +70,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async revokeKey(id: string): Promise<ApiKeyRecord | null> {
-    return this.conn.immediate(() => {
+    return this.conn.write(() => {
       // COALESCE keeps the first revocation time, which is what audits and "revoked since" displays need.
       this.conn.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', this.clock.now(), id);
       const row = this.findKeyRow(id);

@@ -32,18 +32,18 @@ export class SqliteLedgerStore implements LedgerStore {
 
   async grant(input: GrantInput): Promise<{ grant: Grant; created: boolean }> {
     const now = this.clock.now();
-    return this.conn.immediate(() => insertGrant(this.conn, input, now));
+    return this.conn.write(() => insertGrant(this.conn, input, now));
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     const now = this.clock.now();
-    return this.conn.immediate(() => reserveHold(this.conn, input, now));
+    return this.conn.write(() => reserveHold(this.conn, input, now));
   }
 
   async settle(input: SettleInput): Promise<SettleResult> {
     validateSettle(input);
     const now = this.clock.now();
-    return this.conn.immediate((): SettleResult => {
+    return this.conn.write((): SettleResult => {
       const hold = findHold(this.conn, input.holdId);
       if (!hold) return { status: 'unknown_hold' };
       if (hold.status !== 'pending') {
@@ -56,7 +56,7 @@ export class SqliteLedgerStore implements LedgerStore {
 
   async void(holdId: string): Promise<boolean> {
     const now = this.clock.now();
-    return this.conn.immediate(() => {
+    return this.conn.write(() => {
       const hold = findHold(this.conn, holdId);
       if (!hold || hold.status !== 'pending') return false;
       voidPending(this.conn, hold, now);
@@ -72,7 +72,7 @@ export class SqliteLedgerStore implements LedgerStore {
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
     const now = this.clock.now();
-    return this.conn.immediate(() => {
+    return this.conn.write(() => {
       let voided = 0;
       for (const holdId of expiredHoldIds(this.conn, now, limit)) {
         const hold = findHold(this.conn, holdId);
