@@ -12,6 +12,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
+import { createNodeUpstreamClient } from './upstream-client.js';
 import type { Store } from '../../store/types.js';
 import { openStore } from './open-store.js';
 
@@ -47,10 +48,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const align = (): Promise<void> => aligned.align(() => store.serverTime());
   if (!opts.clock) await align();
   const { server: serverCfg } = opts.config;
+  const upstream = createNodeUpstreamClient();
   const app = createApp({
     store,
     clock,
-    routing: buildRoutingTable(opts.config, opts.secrets),
+    routing: buildRoutingTable(opts.config, opts.secrets, upstream.fetch),
     logger: opts.logger,
     adminToken: opts.adminToken ?? null,
     limits: {
@@ -93,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        await upstream.close();
         await store.close();
       })();
       return closed;
