@@ -7,9 +7,15 @@ import { POSTGRES_URL } from './postgres-harness.js';
  * `sql.begin()` whose BEGIN fills a connection's pipeline must still reserve that connection. Unpatched,
  * the bench's gateway answered 500 with UNSAFE_TRANSACTION at 128 connections on PostgreSQL.
  */
+/** `max_pipeline` is a documented driver option its type declarations leave out. */
+function pipelineOptions(max: number, maxPipeline: number): postgres.Options<Record<string, never>> {
+  const options = { max, max_pipeline: maxPipeline, onnotice: () => undefined };
+  return options;
+}
+
 describe('postgres driver patch: sql.begin() always reserves its connection', () => {
   it('runs transactions when every query fills the pipeline (max_pipeline 0 makes the boundary certain)', async () => {
-    const sql = postgres(POSTGRES_URL, { max: 4, max_pipeline: 0, onnotice: () => undefined });
+    const sql = postgres(POSTGRES_URL, pipelineOptions(4, 0));
     try {
       const results = await Promise.all(
         Array.from({ length: 16 }, (_, i) =>
@@ -28,7 +34,7 @@ describe('postgres driver patch: sql.begin() always reserves its connection', ()
   it('keeps each transaction on its own connection when BEGINs queue behind plain queries', async () => {
     // Two connections, pipelines of two: plain queries and transactions interleave at the boundary, and
     // every statement of a transaction must run on the backend its BEGIN ran on.
-    const sql = postgres(POSTGRES_URL, { max: 2, max_pipeline: 2, onnotice: () => undefined });
+    const sql = postgres(POSTGRES_URL, pipelineOptions(2, 2));
     try {
       const work = Array.from({ length: 40 }, (_, i) =>
         i % 2 === 0

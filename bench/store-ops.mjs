@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// The ledger alone, without HTTP: wall time and this process's CPU per request-worth of store work (find
+// the key, reserve, settle with its usage event), on SQLite and PostgreSQL, with 1 and 32 requests in
+// flight on one account (the worst case for row locks). Run it pinned to one core for stable figures:
+//
+//   npm run build && taskset -c 0 node bench/store-ops.mjs [--requests 5000] [--stores sqlite,postgres]
+//                                                          [--concurrency 1,32]
+//
+// The PostgreSQL store gets a fresh schema, dropped afterwards; SQLite a temporary file.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { openStore } from '../dist/runtime/node/open-store.js';
+import { PG_URL } from './lib/targets.mjs';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '5000' },
+    stores: { type: 'string', default: 'sqlite,postgres' },
+    concurrency: { type: 'string', default: '1,32' },
+  },
+});
+const REQUESTS = Number(values.requests);
+const clock = { now: () => Date.now() };
+
+async function withStore(kind, fn) {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-store-ops-'));
+    const store = await openStore(join(dir, 'ledger.db'), clock);
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const schema = `svc_store_ops_${process.pid}`;
+  const store = await openStore(`${PG_URL}?schema=${schema}`, clock);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+    const admin = postgres(PG_URL, { max: 1, onnotice: () => undefined });
+    await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+async function measure(store, concurrency) {
+  let n = 0;
+  const prefix = `c${concurrency}_`;
+  async function one() {
+    const id = `${prefix}${n++}`;
+    await store.keys.findKey('key_bench');
+    const r = await store.ledger.reserve({ holdId: id, keyId: 'key_bench', amount: 50, leaseMs: 60_000 });
+    if (!r.ok) throw new Error(`reserve refused: ${r.reason}`);
+    await store.ledger.settle({
+      holdId: id,
+      amount: 20,
+      usage: { requestId: id, model: 'svc-fast', routedModel: 'bench/m', routedProvider: 'bench', promptTokens: 300, completionTokens: 16, outcome: 'completed', latencyMs: 1 },
+    });
+  }
+  async function run(total) {
+    let started = 0;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (started++ < total) await one();
+    }));
+  }
+  await run(Math.min(1000, REQUESTS));
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await run(REQUESTS);
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - t0;
+  return { concurrency, requests: REQUESTS, wall_us_per_request: (wallMs * 1000) / REQUESTS, cpu_us_per_request: (cpu.user + cpu.system) / REQUESTS, requests_per_s: (REQUESTS / wallMs) * 1000 };
+}
+
+console.log(`store work per request (find key, reserve, settle + usage), ${REQUESTS} requests per point, ${process.version}`);
+for (const kind of values.stores.split(',')) {
+  await withStore(kind, async (store) => {
+    await store.keys.createAccount({ id: 'acct_bench', name: null });
+    await store.keys.insertKey({ id: 'key_bench', accountId: 'acct_bench', environment: 'live', name: null, salt: 's', secretHash: 'h', redacted: 'r', dailyCreditLimit: null });
+    await store.ledger.grant({ accountId: 'acct_bench', environment: 'live', kind: 'purchased', amount: 1e12, expiresAt: null, idempotencyKey: null });
+    for (const c of values.concurrency.split(',').map(Number)) {
+      const r = await measure(store, c);
+      console.log(`  ${kind.padEnd(8)} ${String(c).padStart(3)} in flight  ${r.wall_us_per_request.toFixed(0).padStart(6)} us wall  ${r.cpu_us_per_request.toFixed(0).padStart(6)} us CPU  ${r.requests_per_s.toFixed(0).padStart(6)} req/s`);
+    }
+  });
+}
