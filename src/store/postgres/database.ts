@@ -24,7 +24,13 @@ function openSql(url: string, options: { schema: string | null; max: number }) {
     backoff: (retries: number) => Math.min(0.1 * 2 ** retries, 1),
     // Unqualified table names resolve in the store's schema, so one database can hold several gateways
     // (and the tests a schema per store).
-    connection: options.schema === null ? {} : { search_path: options.schema },
+    // Read committed for every statement, whatever the server's default: reserve and settle run as single
+    // statements in their own transactions (ledger-functions.ts), and the ledger's argument rests on row
+    // locks, not snapshots (docs/ledger.md); SERIALIZABLE would only add retryable failures.
+    connection: {
+      default_transaction_isolation: 'read committed',
+      ...(options.schema === null ? {} : { search_path: options.schema }),
+    },
   });
 }
 

@@ -1,10 +1,10 @@
 import postgres from 'postgres';
 import { StoreError } from '../errors.js';
 
-/** SQLSTATE of a driver error, with the constraint it names, if any. */
-export function pgError(error: unknown): { code: string; constraint: string | undefined } | null {
+/** SQLSTATE of a driver error, with the constraint it names and its DETAIL, if any. */
+export function pgError(error: unknown): { code: string; constraint: string | undefined; detail: string | undefined } | null {
   if (!(error instanceof postgres.PostgresError)) return null;
-  return { code: error.code, constraint: error.constraint_name };
+  return { code: error.code, constraint: error.constraint_name, detail: error.detail };
 }
 
 export const UNIQUE_VIOLATION = '23505';

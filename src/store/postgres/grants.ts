@@ -1,7 +1,7 @@
 import { StoreError } from '../errors.js';
-import { type SpendableGrant, bySpendingOrder, validateGrant } from '../ledger-rules.js';
+import { validateGrant } from '../ledger-rules.js';
 import { type GrantRow, toGrant } from '../rows.js';
-import type { Balance, CreditKind, Environment, Grant, GrantInput } from '../types.js';
+import type { Balance, Environment, Grant, GrantInput } from '../types.js';
 import type { PgQueryable, PgSql } from './database.js';
 import { FOREIGN_KEY_VIOLATION, pgError } from './errors.js';
 
@@ -47,29 +47,6 @@ async function existingGrant(sql: PgSql, input: GrantInput) {
 }
 
 /**
- * Locks every grant a new hold may draw from and returns them in spending order. Locks are taken in grant
- * id order, the one order every transaction uses for grants, so reserves and settles never deadlock on them.
- * READ COMMITTED re-reads a row changed by a transaction that committed while we waited for its lock, so
- * `remaining` is the current value; a grant expires at expires_at exactly.
- */
-export async function lockSpendableGrants(
-  tx: PgQueryable,
-  accountId: string,
-  environment: Environment,
-  now: number,
-): Promise<SpendableGrant[]> {
-  const rows = await tx<{ id: number; kind: CreditKind; remaining: number; expires_at: number | null; created_at: number }[]>`
-    SELECT id, kind, remaining, expires_at, created_at FROM credit_grants
-    WHERE account_id = ${accountId} AND environment = ${environment} AND remaining > 0
-      AND (expires_at IS NULL OR expires_at > ${now})
-    ORDER BY id
-    FOR NO KEY UPDATE`;
-  return rows
-    .map((row) => ({ grantId: row.id, kind: row.kind, remaining: row.remaining, expiresAt: row.expires_at, createdAt: row.created_at }))
-    .sort(bySpendingOrder);
-}
-
-/**
  * Adds each delta to its grant's remaining (negative to hold, positive to give back). The rows are locked
  * first, in id order, because an UPDATE over several rows locks them in whatever order its plan visits
  * them. Deltas must be summed per grant by the caller: UPDATE ... FROM applies one joined row per target.
@@ -87,21 +64,26 @@ export async function adjustRemaining(tx: PgQueryable, deltas: ReadonlyMap<numbe
   ]);
 }
 
-export async function balanceOf(db: PgQueryable, accountId: string, environment: Environment, now: number): Promise<Balance> {
-  const [row] = await db<{ earned: number; next_expiry: number | null; purchased: number; reserved: number }[]>`
-    SELECT
-      COALESCE(SUM(remaining) FILTER (WHERE kind = 'earned' AND expires_at > ${now}), 0)::bigint AS earned,
-      MIN(expires_at) FILTER (WHERE kind = 'earned' AND expires_at > ${now} AND remaining > 0) AS next_expiry,
-      COALESCE(SUM(remaining) FILTER (WHERE kind = 'purchased'), 0)::bigint AS purchased,
-      (SELECT COALESCE(SUM(amount), 0)::bigint FROM holds
-       WHERE account_id = ${accountId} AND environment = ${environment} AND status = 'pending') AS reserved
-    FROM credit_grants WHERE account_id = ${accountId} AND environment = ${environment}`;
+/** The columns of svc_balance_v1 (ledger-functions.ts), which also ends every settle. */
+export interface BalanceRow {
+  o_earned: number | null;
+  o_next_expiry: number | null;
+  o_purchased: number | null;
+  o_reserved: number | null;
+}
+
+export function toBalance(accountId: string, environment: Environment, row: BalanceRow | undefined): Balance {
   return {
     accountId,
     environment,
-    earned: row?.earned ?? 0,
-    earnedNextExpiry: row?.next_expiry ?? null,
-    purchased: row?.purchased ?? 0,
-    reserved: row?.reserved ?? 0,
+    earned: row?.o_earned ?? 0,
+    earnedNextExpiry: row?.o_next_expiry ?? null,
+    purchased: row?.o_purchased ?? 0,
+    reserved: row?.o_reserved ?? 0,
   };
+}
+
+export async function balanceOf(db: PgQueryable, accountId: string, environment: Environment, now: number): Promise<Balance> {
+  const [row] = await db<BalanceRow[]>`SELECT * FROM svc_balance_v1(${accountId}::text, ${environment}::text, ${now}::bigint)`;
+  return toBalance(accountId, environment, row);
 }

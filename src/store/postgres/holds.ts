@@ -37,19 +37,6 @@ export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: numb
   return rows.map(toHold);
 }
 
-/** The hold, then its allocations in allocation order, pipelined in one round trip. */
-export async function insertHold(tx: PgQueryable, hold: Hold, allocations: readonly Allocation[], now: number): Promise<void> {
-  await Promise.all([
-    tx`INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at)
-       VALUES (${hold.id}, ${hold.accountId}, ${hold.environment}, ${hold.keyId}, ${hold.day}, ${hold.amount},
-               'pending', ${hold.leaseExpiresAt}, ${now})`,
-    tx`INSERT INTO hold_allocations (hold_id, seq, grant_id, amount)
-       SELECT ${hold.id}::text, a.ord - 1, a.grant_id, a.amount
-       FROM unnest(${allocations.map((a) => a.grantId)}::bigint[], ${allocations.map((a) => a.amount)}::bigint[])
-         WITH ORDINALITY AS a(grant_id, amount, ord)`,
-  ]);
-}
-
 /** Allocations of each hold, in allocation order (the spending order chosen at reserve time). */
 export async function allocationsOf(db: PgQueryable, holdIds: readonly string[]): Promise<Map<string, Allocation[]>> {
   const rows = await db<{ hold_id: string; grant_id: number; amount: number }[]>`

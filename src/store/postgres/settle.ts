@@ -1,34 +1,37 @@
-import { chargeFor, validateSettle } from '../ledger-rules.js';
-import type { SettleInput, SettleResult } from '../types.js';
+import { validateSettle } from '../ledger-rules.js';
+import type { Environment, SettleInput, SettleResult } from '../types.js';
+import { utcDay } from '../utc-day.js';
 import { type PgSql, transaction } from './database.js';
 import { expireGrants } from './expire.js';
 import { finalize } from './finalize.js';
-import { balanceOf } from './grants.js';
+import { type BalanceRow, toBalance } from './grants.js';
 import { allocationsOf, lockExpiredHolds, lockHold } from './holds.js';
-import { recordUsage } from './usage.js';
 
 /**
- * Settle, void and the reaper: each one READ COMMITTED transaction whose first step locks the hold row(s),
- * so two instances ending the same hold queue there and the second reads the status the first committed.
+ * Settle, void and the reaper all lock the hold row(s) first, so two instances ending the same hold queue
+ * there and the second reads the status the first committed. Settle, on every request's path, is one
+ * statement (svc_settle_v1, ledger-functions.ts); void and the reaper are transactions sharing finalize().
  */
+
+interface SettleRow extends BalanceRow {
+  o_status: 'settled' | 'already_final' | 'unknown_hold';
+  o_charged: number | null;
+  o_account_id: string | null;
+  o_environment: Environment | null;
+}
 
 export async function settleHold(sql: PgSql, input: SettleInput, now: number): Promise<SettleResult> {
   validateSettle(input);
-  return transaction(sql, async (tx): Promise<SettleResult> => {
-    // The allocations never change once written, so they are read in the same round trip as the lock.
-    const [hold, allocations] = await Promise.all([lockHold(tx, input.holdId), allocationsOf(tx, [input.holdId])]);
-    if (!hold) return { status: 'unknown_hold' };
-    if (hold.status !== 'pending') {
-      return { status: 'already_final', balance: await balanceOf(tx, hold.accountId, hold.environment, now) };
-    }
-    const charged = chargeFor(input.amount, hold.amount);
-    const [, , balance] = await Promise.all([
-      finalize(tx, [{ hold, charged }], allocations, now),
-      recordUsage(tx, hold, input.usage, charged, now),
-      balanceOf(tx, hold.accountId, hold.environment, now),
-    ]);
-    return { status: 'settled', charged, balance };
-  });
+  const { usage } = input;
+  const [row] = await sql<SettleRow[]>`
+    SELECT * FROM svc_settle_v1(${input.holdId}::text, ${input.amount}::bigint, ${usage.requestId}::text, ${usage.model}::text,
+      ${usage.routedModel}::text, ${usage.routedProvider}::text, ${usage.promptTokens}::bigint, ${usage.completionTokens}::bigint,
+      ${usage.outcome}::text, ${Math.round(usage.latencyMs)}::bigint, ${utcDay(now)}::text, ${now}::bigint)`;
+  if (!row) throw new Error('svc_settle_v1 returned no row');
+  if (row.o_status === 'unknown_hold' || row.o_account_id === null || row.o_environment === null) return { status: 'unknown_hold' };
+  const balance = toBalance(row.o_account_id, row.o_environment, row);
+  if (row.o_status === 'already_final') return { status: 'already_final', balance };
+  return { status: 'settled', charged: Number(row.o_charged), balance };
 }
 
 export async function voidHold(sql: PgSql, holdId: string, now: number): Promise<boolean> {

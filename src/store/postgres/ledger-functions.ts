@@ -1,0 +1,217 @@
+/**
+ * Reserve and settle as server-side functions: one statement, so one round trip and an implicit transaction
+ * whose row locks last for the statement and its COMMIT only. As client-driven transactions they took five
+ * and four round trips, with the key, day and grant rows of a busy account locked across all of them
+ * (docs/performance.md). The decisions are the ones `src/store/ledger-rules.ts` takes for SQLite (spending
+ * order, allocation, the split of a charge), restated in SQL; the conformance suite runs the same cases on
+ * both stores, which is what keeps the two in step. Lock order and refusals: docs/ledger.md.
+ *
+ * Not a versioned migration: installed with CREATE OR REPLACE by every migrate(), after the migrations, in
+ * the same advisory-locked transaction. The version is in the names: a change of arguments or meaning gets
+ * a new name (svc_reserve_v2), so instances still running the previous release keep calling the functions
+ * they were written for during a rolling deploy; a body change that keeps the contract keeps the name.
+ */
+
+/** Raised by svc_reserve_v1 when a reserve passed the unlocked check but the locked grants fall short. */
+export const RESERVE_RACE_SHORT = 'SV001';
+
+export const ledgerFunctionsSql = `
+CREATE OR REPLACE FUNCTION svc_balance_v1(p_account_id text, p_environment text, p_now bigint)
+RETURNS TABLE (o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
+LANGUAGE sql STABLE AS $fn$
+  SELECT
+    COALESCE(SUM(g.remaining) FILTER (WHERE g.kind = 'earned' AND g.expires_at > p_now), 0)::bigint,
+    MIN(g.expires_at) FILTER (WHERE g.kind = 'earned' AND g.expires_at > p_now AND g.remaining > 0),
+    COALESCE(SUM(g.remaining) FILTER (WHERE g.kind = 'purchased'), 0)::bigint,
+    (SELECT COALESCE(SUM(h.amount), 0)::bigint FROM holds h
+     WHERE h.account_id = p_account_id AND h.environment = p_environment AND h.status = 'pending')
+  FROM credit_grants g WHERE g.account_id = p_account_id AND g.environment = p_environment
+$fn$;
+
+CREATE OR REPLACE FUNCTION svc_reserve_v1(
+  p_hold_id text, p_key_id text, p_amount bigint, p_lease_ms bigint, p_day text, p_now bigint)
+RETURNS TABLE (o_outcome text, o_amount bigint, o_lease_expires_at bigint, o_limit bigint, o_committed bigint, o_available bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_hold record;
+  v_key record;
+  v_grant record;
+  v_available bigint;
+  v_committed bigint;
+  v_missing bigint := p_amount;
+  v_take bigint;
+  v_grant_ids bigint[] := '{}';
+  v_amounts bigint[] := '{}';
+BEGIN
+  -- Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state.
+  SELECT h.amount, h.lease_expires_at INTO v_hold FROM holds h WHERE h.id = p_hold_id;
+  IF FOUND THEN
+    RETURN QUERY SELECT 'ok'::text, v_hold.amount, v_hold.lease_expires_at, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+
+  -- Step 1 of the lock order. Exclusive, not FOR SHARE, so a revocation queues with the reserves.
+  SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
+  FROM api_keys k WHERE k.id = p_key_id FOR NO KEY UPDATE;
+  IF NOT FOUND OR v_key.revoked_at IS NOT NULL THEN
+    RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+
+  -- Refusals are decided before anything is written, from the latest committed rows (each statement of a
+  -- READ COMMITTED function reads a new snapshot), with the cap checked first as the locked path does.
+  -- The locked path below decides again: these reads only spare a refusal its writes and their undoing.
+  SELECT COALESCE(SUM(g.remaining), 0) INTO v_available FROM credit_grants g
+  WHERE g.account_id = v_key.account_id AND g.environment = v_key.environment AND g.remaining > 0
+    AND (g.expires_at IS NULL OR g.expires_at > p_now);
+  IF v_available < p_amount THEN
+    IF v_key.daily_credit_limit IS NOT NULL THEN
+      SELECT u.committed INTO v_committed FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
+      v_committed := COALESCE(v_committed, 0);
+      IF v_committed + p_amount > v_key.daily_credit_limit THEN
+        RETURN QUERY SELECT 'daily_limit_exceeded'::text, NULL::bigint, NULL::bigint, v_key.daily_credit_limit, v_committed, NULL::bigint;
+        RETURN;
+      END IF;
+    END IF;
+    RETURN QUERY SELECT 'insufficient_credits'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, v_available;
+    RETURN;
+  END IF;
+
+  -- Step 2: the day's row, checked, added to and locked in one statement; a refusal writes nothing.
+  INSERT INTO key_daily_usage AS u (key_id, day, committed)
+  SELECT p_key_id, p_day, p_amount
+  WHERE v_key.daily_credit_limit IS NULL OR p_amount <= v_key.daily_credit_limit
+  ON CONFLICT (key_id, day) DO UPDATE SET committed = u.committed + excluded.committed
+    WHERE v_key.daily_credit_limit IS NULL OR u.committed + excluded.committed <= v_key.daily_credit_limit;
+  IF NOT FOUND THEN
+    SELECT u.committed INTO v_committed FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
+    RETURN QUERY SELECT 'daily_limit_exceeded'::text, NULL::bigint, NULL::bigint, v_key.daily_credit_limit, COALESCE(v_committed, 0), NULL::bigint;
+    RETURN;
+  END IF;
+
+  -- Step 3: every spendable grant locked in id order (the inner ORDER BY feeds the lock), then taken in
+  -- spending order: earned soonest expiry first, then purchased oldest first (ledger-rules.ts).
+  v_available := 0;
+  FOR v_grant IN
+    SELECT l.id, l.remaining FROM (
+      SELECT g.id, g.kind, g.remaining, g.expires_at, g.created_at FROM credit_grants g
+      WHERE g.account_id = v_key.account_id AND g.environment = v_key.environment AND g.remaining > 0
+        AND (g.expires_at IS NULL OR g.expires_at > p_now)
+      ORDER BY g.id
+      FOR NO KEY UPDATE) l
+    ORDER BY (l.kind <> 'earned'), COALESCE(l.expires_at, 0), l.created_at, l.id
+  LOOP
+    v_available := v_available + v_grant.remaining;
+    v_take := LEAST(v_grant.remaining, v_missing);
+    IF v_take > 0 THEN
+      v_grant_ids := v_grant_ids || v_grant.id;
+      v_amounts := v_amounts || v_take;
+      v_missing := v_missing - v_take;
+    END IF;
+  END LOOP;
+  IF v_missing > 0 THEN
+    -- Spent by another reserve since the check above: the error rolls back the day's charge.
+    RAISE EXCEPTION 'insufficient credits' USING ERRCODE = '${RESERVE_RACE_SHORT}', DETAIL = v_available::text;
+  END IF;
+
+  -- Writes, in lock order: the grants (locked above), then the new hold, its allocations and the journal.
+  UPDATE credit_grants g SET remaining = g.remaining - d.amount
+  FROM unnest(v_grant_ids, v_amounts) AS d(id, amount) WHERE g.id = d.id;
+  INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at)
+  VALUES (p_hold_id, v_key.account_id, v_key.environment, p_key_id, p_day, p_amount, 'pending', p_now + p_lease_ms, p_now);
+  INSERT INTO hold_allocations (hold_id, seq, grant_id, amount)
+  SELECT p_hold_id, a.ord - 1, a.grant_id, a.amount
+  FROM unnest(v_grant_ids, v_amounts) WITH ORDINALITY AS a(grant_id, amount, ord);
+  INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at)
+  SELECT v_key.account_id, v_key.environment, 'reserve', a.amount, a.grant_id, p_hold_id, p_now
+  FROM unnest(v_grant_ids, v_amounts) WITH ORDINALITY AS a(grant_id, amount, ord)
+  ORDER BY a.ord;
+  RETURN QUERY SELECT 'ok'::text, p_amount, p_now + p_lease_ms, NULL::bigint, NULL::bigint, NULL::bigint;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION svc_settle_v1(
+  p_hold_id text, p_amount bigint, p_request_id text, p_model text, p_routed_model text, p_routed_provider text,
+  p_prompt_tokens bigint, p_completion_tokens bigint, p_outcome text, p_latency_ms bigint, p_day text, p_now bigint)
+RETURNS TABLE (o_status text, o_charged bigint, o_account_id text, o_environment text,
+               o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_hold record;
+  v_alloc record;
+  v_charged bigint;
+  v_to_charge bigint;
+  v_spent bigint;
+  v_kinds text[] := '{}';
+  v_entry_amounts bigint[] := '{}';
+  v_entry_grants bigint[] := '{}';
+  v_grant_ids bigint[] := '{}';
+  v_deltas bigint[] := '{}';
+BEGIN
+  -- Step 1: a second settle or void of this hold, from any instance, waits here and then reads its status.
+  SELECT h.account_id, h.environment, h.key_id, h.day, h.amount, h.status INTO v_hold
+  FROM holds h WHERE h.id = p_hold_id FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'unknown_hold'::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+  IF v_hold.status <> 'pending' THEN
+    RETURN QUERY SELECT 'already_final'::text, NULL::bigint, v_hold.account_id, v_hold.environment, b.*
+    FROM svc_balance_v1(v_hold.account_id, v_hold.environment, p_now) b;
+    RETURN;
+  END IF;
+
+  -- At most what was held, never less than zero; consumed in allocation order, so what goes back is the
+  -- latest-expiring part (splitCharge in ledger-rules.ts).
+  v_charged := LEAST(GREATEST(p_amount, 0), v_hold.amount);
+  v_to_charge := v_charged;
+  FOR v_alloc IN SELECT a.grant_id, a.amount FROM hold_allocations a WHERE a.hold_id = p_hold_id ORDER BY a.seq LOOP
+    v_spent := LEAST(v_alloc.amount, v_to_charge);
+    v_to_charge := v_to_charge - v_spent;
+    v_kinds := v_kinds || ARRAY['settle', 'release'];
+    v_entry_amounts := v_entry_amounts || ARRAY[v_spent, v_alloc.amount - v_spent];
+    v_entry_grants := v_entry_grants || ARRAY[v_alloc.grant_id, v_alloc.grant_id];
+    IF v_alloc.amount > v_spent THEN
+      v_grant_ids := v_grant_ids || v_alloc.grant_id;
+      v_deltas := v_deltas || (v_alloc.amount - v_spent);
+    END IF;
+  END LOOP;
+
+  -- Step 2: the reserve's day gets back what was not spent.
+  IF v_hold.amount > v_charged THEN
+    UPDATE key_daily_usage u SET committed = u.committed - (v_hold.amount - v_charged)
+    WHERE u.key_id = v_hold.key_id AND u.day = v_hold.day;
+  END IF;
+  -- Step 3: the grants given credits back, locked in id order before the update (whose plan picks its own).
+  IF cardinality(v_grant_ids) > 0 THEN
+    PERFORM 1 FROM credit_grants g WHERE g.id = ANY(v_grant_ids) ORDER BY g.id FOR NO KEY UPDATE;
+    UPDATE credit_grants g SET remaining = g.remaining + d.delta
+    FROM unnest(v_grant_ids, v_deltas) AS d(id, delta) WHERE g.id = d.id;
+  END IF;
+  UPDATE holds h SET status = 'settled', settled_amount = v_charged, finalized_at = p_now
+  WHERE h.id = p_hold_id AND h.status = 'pending';
+  -- Zero-credit movements are not journalled (the table's CHECK wants amount > 0).
+  INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at)
+  SELECT v_hold.account_id, v_hold.environment, e.kind, e.amount, e.grant_id, p_hold_id, p_now
+  FROM unnest(v_kinds, v_entry_amounts, v_entry_grants) WITH ORDINALITY AS e(kind, amount, grant_id, ord)
+  WHERE e.amount > 0
+  ORDER BY e.ord;
+
+  -- Step 4: usage in the same transaction as the credits, so the two can never disagree.
+  INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
+    prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
+  VALUES (v_hold.account_id, v_hold.environment, v_hold.key_id, p_hold_id, p_request_id, p_model, p_routed_model,
+    p_routed_provider, p_prompt_tokens, p_completion_tokens, v_charged, p_outcome, p_latency_ms, p_day, p_now);
+  INSERT INTO usage_daily AS u (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)
+  VALUES (v_hold.account_id, v_hold.environment, p_day, p_model, 1, p_prompt_tokens, p_completion_tokens, v_charged)
+  ON CONFLICT (account_id, environment, day, model) DO UPDATE SET
+    requests = u.requests + 1,
+    prompt_tokens = u.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = u.completion_tokens + excluded.completion_tokens,
+    credits = u.credits + excluded.credits;
+
+  RETURN QUERY SELECT 'settled'::text, v_charged, v_hold.account_id, v_hold.environment, b.*
+  FROM svc_balance_v1(v_hold.account_id, v_hold.environment, p_now) b;
+END
+$fn$;
+`;
