@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecodeError, decodeSse, type SseEvent } from '../../src/streaming/sse-decode.js';
+import { SseDecodeError, decodeSse, decodeSseBatches, type SseEvent } from '../../src/streaming/sse-decode.js';
 
 const encoder = new TextEncoder();
 
@@ -145,5 +145,22 @@ describe('decodeSse', () => {
       for await (const e of decodeSse(big, { maxBufferSize: 100 })) void e;
     };
     await expect(iterate()).rejects.toBeInstanceOf(SseDecodeError);
+  });
+});
+
+describe('decodeSseBatches', () => {
+  it('gives the events each network read completed as one batch, and no empty batch', async () => {
+    const bytes = encoder.encode(SAMPLE);
+    // Read 1 ends inside the second event, read 2 inside a comment, read 3 holds the rest.
+    const second = SAMPLE.indexOf('data: second');
+    const keepalive = SAMPLE.indexOf('keepalive');
+    const cuts = [encoder.encode(SAMPLE.slice(0, second)).length, encoder.encode(SAMPLE.slice(0, keepalive)).length];
+    const batches: SseEvent[][] = [];
+    for await (const batch of decodeSseBatches(streamOf(splitAt(bytes, cuts)))) batches.push(batch);
+    expect(batches).toEqual([EXPECTED.slice(0, 1), EXPECTED.slice(1, 2), EXPECTED.slice(2)]);
+
+    const whole: SseEvent[][] = [];
+    for await (const batch of decodeSseBatches(streamOf([bytes]))) whole.push(batch);
+    expect(whole).toEqual([EXPECTED]);
   });
 });

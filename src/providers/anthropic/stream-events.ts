@@ -9,7 +9,7 @@
  */
 import { UpstreamError, type StreamEvent } from '../contract.js';
 import type { ChunkDelta } from '../../openai/chat-types.js';
-import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { SseDecodeError, decodeSseBatches } from '../../streaming/sse-decode.js';
 import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
 import { payloadError } from './errors.js';
@@ -24,14 +24,16 @@ export async function* readMessageStream(
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const translator = new EventTranslator(echo);
   try {
-    for await (const { data, event } of decodeSse(body, { signal })) {
-      if (signal.aborted) break;
-      if (data.length === 0) continue;
-      const payload = parseEvent(data);
-      const type = typeof payload.type === 'string' ? payload.type : event;
-      if (type === 'error' || event === 'error') throw payloadError(payload);
-      yield* translator.accept(type, payload);
-      if (translator.stopped) return;
+    reading: for await (const batch of decodeSseBatches(body, { signal })) {
+      for (const { data, event } of batch) {
+        if (signal.aborted) break reading;
+        if (data.length === 0) continue;
+        const payload = parseEvent(data);
+        const type = typeof payload.type === 'string' ? payload.type : event;
+        if (type === 'error' || event === 'error') throw payloadError(payload);
+        yield* translator.accept(type, payload);
+        if (translator.stopped) return;
+      }
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;

@@ -6,7 +6,7 @@
  */
 import { UpstreamError, type StreamEvent, type UpstreamTokens } from '../contract.js';
 import type { ChunkDelta } from '../../openai/chat-types.js';
-import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { SseDecodeError, decodeSseBatches } from '../../streaming/sse-decode.js';
 import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, protocolError } from '../upstream-failures.js';
 import { readChunk, responseKey, toFinishReason, toToolCall } from './chunk-reading.js';
@@ -42,10 +42,12 @@ async function* sseChunks(
   signal: AbortSignal,
 ): AsyncGenerator<unknown, void, undefined> {
   try {
-    for await (const { data } of decodeSse(body, { signal })) {
-      if (signal.aborted) return;
-      if (data.length === 0) continue;
-      yield parseChunk(data);
+    for await (const batch of decodeSseBatches(body, { signal })) {
+      for (const { data } of batch) {
+        if (signal.aborted) return;
+        if (data.length === 0) continue;
+        yield parseChunk(data);
+      }
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;

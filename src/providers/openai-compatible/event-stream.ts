@@ -4,7 +4,7 @@
  * that ends before either is a cut.
  */
 import { UpstreamError, type StreamEvent } from '../contract.js';
-import { SseDecodeError, decodeSse } from '../../streaming/sse-decode.js';
+import { SseDecodeError, decodeSseBatches } from '../../streaming/sse-decode.js';
 import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
 import { payloadError } from './upstream-errors.js';
@@ -17,15 +17,17 @@ export async function* readChatStream(
 ): AsyncGenerator<StreamEvent, void, undefined> {
   let finished = false;
   try {
-    for await (const { data, event } of decodeSse(body, { signal })) {
-      if (signal.aborted) break;
-      if (data === '[DONE]') return;
-      if (data.length === 0) continue;
-      const payload = parseChunk(data);
-      if (event === 'error' && isRecord(payload)) throw payloadError(payload);
-      for (const ev of chunkEvents(payload)) {
-        if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
-        yield ev;
+    reading: for await (const batch of decodeSseBatches(body, { signal })) {
+      for (const { data, event } of batch) {
+        if (signal.aborted) break reading;
+        if (data === '[DONE]') return;
+        if (data.length === 0) continue;
+        const payload = parseChunk(data);
+        if (event === 'error' && isRecord(payload)) throw payloadError(payload);
+        for (const ev of chunkEvents(payload)) {
+          if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
+          yield ev;
+        }
       }
     }
   } catch (err) {
