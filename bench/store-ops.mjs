@@ -4,7 +4,12 @@
 // flight on one account (the worst case for row locks). Run it pinned to one core for stable figures:
 //
 //   npm run build && taskset -c 0 node bench/store-ops.mjs [--requests 5000] [--stores sqlite,postgres]
-//                                                          [--concurrency 1,32]
+//                                                          [--concurrency 1,32] [--grow 0]
+//                                                          [--hold-ids time|random]
+//
+// Hold ids are made as the gateway makes them (time-ordered, src/core/ids.ts), or purely random with
+// --hold-ids random (what the gateway did before). --grow N first runs N requests (32 in flight, not
+// measured), so the figures are those of a ledger that already holds N holds, usage events and journal rows.
 //
 // The PostgreSQL store gets a fresh schema, dropped afterwards; SQLite a temporary file.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { newId, newTimeOrderedId } from '../dist/core/ids.js';
 import { openStore } from '../dist/runtime/node/open-store.js';
 import { PG_URL } from './lib/targets.mjs';
 
@@ -20,8 +26,13 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '5000' },
     stores: { type: 'string', default: 'sqlite,postgres' },
     concurrency: { type: 'string', default: '1,32' },
+    grow: { type: 'string', default: '0' },
+    'hold-ids': { type: 'string', default: 'time' },
   },
 });
+if (!['time', 'random'].includes(values['hold-ids'])) throw new Error('--hold-ids must be time or random');
+const newHoldId = values['hold-ids'] === 'time' ? () => newTimeOrderedId('hold_') : () => newId('hold_');
+const GROW = Number(values.grow);
 const REQUESTS = Number(values.requests);
 const clock = { now: () => Date.now() };
 
@@ -48,11 +59,9 @@ async function withStore(kind, fn) {
   }
 }
 
-async function measure(store, concurrency) {
-  let n = 0;
-  const prefix = `c${concurrency}_`;
+async function measure(store, concurrency, requests = REQUESTS) {
   async function one() {
-    const id = `${prefix}${n++}`;
+    const id = newHoldId();
     await store.keys.findKey('key_bench');
     const r = await store.ledger.reserve({ holdId: id, keyId: 'key_bench', amount: 50, leaseMs: 60_000 });
     if (!r.ok) throw new Error(`reserve refused: ${r.reason}`);
@@ -68,21 +77,22 @@ async function measure(store, concurrency) {
       while (started++ < total) await one();
     }));
   }
-  await run(Math.min(1000, REQUESTS));
+  await run(Math.min(1000, requests));
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await run(REQUESTS);
+  await run(requests);
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
-  return { concurrency, requests: REQUESTS, wall_us_per_request: (wallMs * 1000) / REQUESTS, cpu_us_per_request: (cpu.user + cpu.system) / REQUESTS, requests_per_s: (REQUESTS / wallMs) * 1000 };
+  return { concurrency, requests, wall_us_per_request: (wallMs * 1000) / requests, cpu_us_per_request: (cpu.user + cpu.system) / requests, requests_per_s: (requests / wallMs) * 1000 };
 }
 
-console.log(`store work per request (find key, reserve, settle + usage), ${REQUESTS} requests per point, ${process.version}`);
+console.log(`store work per request (find key, reserve, settle + usage), ${REQUESTS} requests per point, ${values['hold-ids']} hold ids, ${GROW} requests before, ${process.version}`);
 for (const kind of values.stores.split(',')) {
   await withStore(kind, async (store) => {
     await store.keys.createAccount({ id: 'acct_bench', name: null });
     await store.keys.insertKey({ id: 'key_bench', accountId: 'acct_bench', environment: 'live', name: null, salt: 's', secretHash: 'h', redacted: 'r', dailyCreditLimit: null });
     await store.ledger.grant({ accountId: 'acct_bench', environment: 'live', kind: 'purchased', amount: 1e12, expiresAt: null, idempotencyKey: null });
+    if (GROW > 0) await measure(store, 32, GROW);
     for (const c of values.concurrency.split(',').map(Number)) {
       const r = await measure(store, c);
       console.log(`  ${kind.padEnd(8)} ${String(c).padStart(3)} in flight  ${r.wall_us_per_request.toFixed(0).padStart(6)} us wall  ${r.cpu_us_per_request.toFixed(0).padStart(6)} us CPU  ${r.requests_per_s.toFixed(0).padStart(6)} req/s`);

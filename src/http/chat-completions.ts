@@ -6,7 +6,7 @@ import { completeNonStreaming } from '../completions/non-streaming.js';
 import { startStreaming } from '../completions/streaming.js';
 import { SSE_HEADERS } from '../streaming/sse-encode.js';
 import type { AppEnv } from '../core/deps.js';
-import { newId } from '../core/ids.js';
+import { newId, newTimeOrderedId } from '../core/ids.js';
 import { parseChatRequest } from '../openai/chat-request.js';
 import { notFound } from '../openai/errors.js';
 import { ALIASES, isAlias } from '../routing/catalog.js';
@@ -30,7 +30,7 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
   const quote = quoteRequest(route.entry, route.defaultMaxTokens, request);
   const meter = await Meter.open(deps.store.ledger, {
-    holdId: newId('hold_'),
+    holdId: newTimeOrderedId('hold_'),
     keyId: key.id,
     accountId: key.accountId,
     environment: key.environment,
