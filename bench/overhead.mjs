@@ -4,7 +4,10 @@
 //   npm run bench                     (= npm run build && node bench/overhead.mjs)
 //   node bench/overhead.mjs [--seconds 10] [--warmup 3] [--stores sqlite,postgres] [--connections 32,128]
 //                           [--modes nonstream,stream] [--upstream replay|sandbox] [--max-tokens 16]
-//                           [--prompt-bytes 1024] [--accounts 1] [--out FILE]
+//                           [--prompt-bytes 1024] [--accounts 1] [--gateway-node-args "..."] [--out FILE]
+//
+// --gateway-node-args passes Node/V8 options to the gateway process only (say "--max-old-space-size=96",
+// for the memory trade-off in docs/performance.md); the floor runs as always.
 //
 // On loopback: the upstream (bench/servers/upstream.mjs) pinned with the load generator on core 1; then,
 // one after the other and each alone on core 0, the floor proxy (bench/servers/floor-proxy.mjs) and the
@@ -38,6 +41,7 @@ const { values: opts } = parseArgs({
     accounts: { type: 'string', default: '1' },
     'max-tokens': { type: 'string', default: '16' },
     'prompt-bytes': { type: 'string', default: '1024' },
+    'gateway-node-args': { type: 'string', default: '' },
     out: { type: 'string' },
   },
 });
@@ -48,6 +52,7 @@ const CONNECTIONS = list(opts.connections).map(Number);
 const MODES = list(opts.modes);
 const MAX_TOKENS = Number(opts['max-tokens']);
 const PROMPT_BYTES = Number(opts['prompt-bytes']);
+const GATEWAY_NODE_ARGS = opts['gateway-node-args'].split(' ').filter(Boolean);
 for (const m of MODES) if (m !== 'nonstream' && m !== 'stream') throw new Error(`--modes: unknown mode ${m}`);
 for (const s of STORES) if (s !== 'sqlite' && s !== 'postgres') throw new Error(`--stores: unknown store ${s}`);
 if (!['replay', 'sandbox'].includes(opts.upstream)) throw new Error('--upstream must be replay or sandbox');
@@ -119,6 +124,7 @@ async function main() {
       maxTokens: MAX_TOKENS,
       promptBytes: PROMPT_BYTES,
       accounts: Number(opts.accounts),
+      gatewayNodeArgs: GATEWAY_NODE_ARGS,
       // The PostgreSQL server's backends serving the gateway share the load core with wrk and the upstream.
       databaseBackendsCore: plan.pinned ? plan.load : null,
     },
@@ -152,7 +158,7 @@ async function main() {
     for (const store of STORES) {
       const db = await prepareDatabase(store, { upstreamPort: upstream.port, model: MODEL, accounts: Number(opts.accounts) });
       cleanups.push(() => db.cleanup());
-      const gw = await startGatewayProcess(plan, db);
+      const gw = await startGatewayProcess(plan, db, GATEWAY_NODE_ARGS);
       let measured;
       try {
         console.log(`gateway on ${store}:`);

@@ -3,8 +3,10 @@ import type { CreditKind, GrantInput, ReserveInput, SettleInput } from './types.
 
 /**
  * The ledger's rules that do not depend on a database: input validation, the spending order, how a hold is
- * allocated to grants and how a settle splits it. Both stores use them, so only the SQL differs between
- * SQLite and PostgreSQL, never the decisions taken on what it returns.
+ * allocated to grants and how a settle splits it. SQLite takes every decision with them. PostgreSQL
+ * validates with them, and its void and reaper use them too, but its reserve and settle restate the
+ * spending order, the allocation and the split in SQL (postgres/ledger-functions.ts), to run as one
+ * statement each: a change here must be made there too, and the conformance suite runs on both stores.
  */
 
 export function validateGrant(input: GrantInput): void {

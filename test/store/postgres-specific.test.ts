@@ -98,25 +98,27 @@ describe('postgres store specifics', () => {
   it('refuses a reserve whose credits are spent while it waits for the grant locks, and leaves no trace', async () => {
     const owner = await seedAccount(store, { dailyCreditLimit: 100 });
     await store.ledger.grant(purchased(owner, 10));
-    let outcome: Awaited<ReturnType<Store['ledger']['reserve']>> | undefined;
+    let settled = false;
+    let pending: ReturnType<Store['ledger']['reserve']> | undefined;
     await raw.begin(async (tx) => {
       // Another transaction holds the account's grants, as a concurrent reserve would.
       await tx`SELECT id FROM credit_grants WHERE account_id = ${owner.accountId} FOR NO KEY UPDATE`;
-      const pending = store.ledger.reserve({ holdId: 'raced', keyId: owner.keyId, amount: 8, leaseMs: HOUR }).then((r) => (outcome = r));
+      const [self] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      pending = store.ledger.reserve({ holdId: 'raced', keyId: owner.keyId, amount: 8, leaseMs: HOUR });
+      const done = () => (settled = true);
+      pending.then(done, done);
       // The reserve passed its unlocked check (10 available), charged the day and now waits for the grants.
       for (let i = 0; ; i++) {
         const [waiting] = await raw`SELECT count(*)::int AS n FROM pg_stat_activity
-                                    WHERE wait_event_type = 'Lock' AND query LIKE '%svc_reserve_v1%'`;
+                                    WHERE ${self?.pid ?? -1}::int = ANY(pg_blocking_pids(pid)) AND query LIKE '%svc_reserve_v1%'`;
         if (waiting?.n === 1) break;
         if (i > 200) throw new Error('the reserve never waited for the grant locks');
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      expect(outcome).toBeUndefined();
+      expect(settled).toBe(false);
       await tx`UPDATE credit_grants SET remaining = 3 WHERE account_id = ${owner.accountId}`;
-      void pending;
     });
-    for (let i = 0; outcome === undefined && i < 200; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(outcome).toEqual({ ok: false, reason: 'insufficient_credits', available: 3 });
+    expect(await pending).toEqual({ ok: false, reason: 'insufficient_credits', available: 3 });
     // The statement's error rolled back the day's charge with everything else.
     expect(await raw`SELECT committed FROM key_daily_usage WHERE key_id = ${owner.keyId}`).toEqual([]);
     expect(await raw`SELECT id FROM holds`).toEqual([]);
