@@ -46,6 +46,25 @@ describe('postgres store specifics', () => {
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   });
 
+  it('installs the ledger functions only when their definitions changed', async () => {
+    const installed = () =>
+      raw<{ proname: string; version: string; comment: string | null }[]>`
+        SELECT proname, xmin::text AS version, obj_description(oid, 'pg_proc') AS comment FROM pg_proc
+        WHERE pronamespace = ${schema}::regnamespace AND proname LIKE 'svc\_%' ORDER BY proname`;
+    const first = await installed();
+    expect(first.map((f) => f.proname)).toEqual(['svc_balance_v1', 'svc_reserve_v1', 'svc_settle_v1']);
+    expect(first.find((f) => f.proname === 'svc_settle_v1')?.comment).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // A second start writes nothing: the catalog rows are the same row versions.
+    await store.migrate();
+    expect(await installed()).toEqual(first);
+    // Installed definitions that differ from this release's (here: their recorded hash) are replaced.
+    await raw.unsafe(`COMMENT ON FUNCTION svc_settle_v1(text, bigint, text, text, text, text, bigint, bigint, text, bigint, text, bigint) IS 'sha256:older'`);
+    await store.migrate();
+    const again = await installed();
+    expect(again.map((f) => f.comment)).toEqual(first.map((f) => f.comment));
+    expect(again.map((f) => f.version)).not.toEqual(first.map((f) => f.version));
+  });
+
   it('applies only the migrations not yet applied and refuses unknown or renamed ones', async () => {
     const sql = openPool(POSTGRES_URL, { schema, max: 1 });
     try {

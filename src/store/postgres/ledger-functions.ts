@@ -6,16 +6,20 @@
  * order, allocation, the split of a charge), restated in SQL; the conformance suite runs the same cases on
  * both stores, which is what keeps the two in step. Lock order and refusals: docs/ledger.md.
  *
- * Not a versioned migration: installed with CREATE OR REPLACE by every migrate(), after the migrations, in
- * the same advisory-locked transaction. The version is in the names: a change of arguments or meaning gets
- * a new name (svc_reserve_v2), so instances still running the previous release keep calling the functions
- * they were written for during a rolling deploy; a body change that keeps the contract keeps the name.
+ * Not a versioned migration: migrate() installs them after the migrations, in the same advisory-locked
+ * transaction, whenever the definitions below differ from the installed ones (their SHA-256, kept as the
+ * comment of the last function). So editing a body needs no migration, and a start with nothing to change
+ * writes nothing, which lets instances run as a role that does not own the functions. The version is in the
+ * names: a change of arguments or meaning gets a new name (svc_reserve_v2), so instances still running the
+ * previous release keep calling the functions they were written for during a rolling deploy.
  */
+import { createHash } from 'node:crypto';
+import type { PgQueryable } from './database.js';
 
 /** Raised by svc_reserve_v1 when a reserve passed the unlocked check but the locked grants fall short. */
 export const RESERVE_RACE_SHORT = 'SV001';
 
-export const ledgerFunctionsSql = `
+const ledgerFunctionsSql = `
 CREATE OR REPLACE FUNCTION svc_balance_v1(p_account_id text, p_environment text, p_now bigint)
 RETURNS TABLE (o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
 LANGUAGE sql STABLE AS $fn$
@@ -215,3 +219,18 @@ BEGIN
 END
 $fn$;
 `;
+
+const definitionsHash = createHash('sha256').update(ledgerFunctionsSql).digest('hex');
+/** Created last by ledgerFunctionsSql: its comment records which definitions are installed. */
+const MARKED_FUNCTION =
+  'svc_settle_v1(text, bigint, text, text, text, text, bigint, bigint, text, bigint, text, bigint)';
+
+/** Installs the functions unless these very definitions are installed already; true if it wrote them. */
+export async function installLedgerFunctions(tx: PgQueryable): Promise<boolean> {
+  const [row] = await tx<{ installed: string | null }[]>`
+    SELECT obj_description(to_regprocedure(${MARKED_FUNCTION}), 'pg_proc') AS installed`;
+  if (row?.installed === `sha256:${definitionsHash}`) return false;
+  await tx.unsafe(ledgerFunctionsSql).simple();
+  await tx.unsafe(`COMMENT ON FUNCTION ${MARKED_FUNCTION} IS 'sha256:${definitionsHash}'`);
+  return true;
+}

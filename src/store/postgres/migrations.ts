@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import { type AppliedMigration, type Migration, checkHistory } from '../migration-history.js';
 import { type PgSql, transaction } from './database.js';
-import { ledgerFunctionsSql } from './ledger-functions.js';
+import { installLedgerFunctions } from './ledger-functions.js';
 import { schemaV1 } from './schema-v1.js';
 import { schemaV2 } from './schema-v2.js';
 
@@ -20,8 +20,9 @@ const MIGRATION_LOCK = 'svc-gateway:migrate';
  * Applies pending migrations in one transaction under a transaction-level advisory lock: instances that
  * start together queue on the lock, the first applies, the others then find nothing to do. DDL is
  * transactional in PostgreSQL, so a failed migration leaves nothing half-applied, and the lock is released
- * by COMMIT or ROLLBACK even if the process dies. The ledger's functions are installed last, whatever the
- * list, so a schema migrated only part of the way (as the migration tests do) still serves reserves.
+ * by COMMIT or ROLLBACK even if the process dies. The ledger's functions are installed last (when they
+ * changed), whatever the list, so a schema migrated only part of the way (as the migration tests do) still
+ * serves reserves.
  */
 export async function migrate(sql: PgSql, clock: Clock, schema: string | null, list: readonly Migration[] = migrations): Promise<number[]> {
   return transaction(sql, async (tx) => {
@@ -43,8 +44,8 @@ export async function migrate(sql: PgSql, clock: Clock, schema: string | null, l
       await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${clock.now()})`;
       newlyApplied.push(migration.version);
     }
-    // Not versioned like the tables: replaced on every start, under the same lock (ledger-functions.ts).
-    await tx.unsafe(ledgerFunctionsSql).simple();
+    // Not versioned like the tables: (re)installed when their definitions changed (ledger-functions.ts).
+    await installLedgerFunctions(tx);
     return newlyApplied;
   });
 }
