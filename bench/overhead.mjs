@@ -4,10 +4,23 @@
 //   npm run bench                     (= npm run build && node bench/overhead.mjs)
 //   node bench/overhead.mjs [--seconds 10] [--warmup 3] [--stores sqlite,postgres] [--connections 32,128]
 //                           [--modes nonstream,stream] [--upstream replay|sandbox] [--max-tokens 16]
-//                           [--prompt-bytes 1024] [--accounts 1] [--gateway-node-args "..."] [--out FILE]
+//                           [--prompt-bytes 1024] [--accounts 1] [--gateway-node-args "..."] [--peers portkey]
+//                           [--free-ledger] [--out FILE]
 //
 // --gateway-node-args passes Node/V8 options to the gateway process only (say "--max-old-space-size=96",
 // for the memory trade-off in docs/performance.md); the floor runs as always.
+//
+// --peers portkey adds another gateway for context, measured like the others right after the floor:
+// Portkey's AI gateway (@portkey-ai/gateway 1.15.2 from npm, with @hono/node-server 1.14.1, the last its
+// streaming works with; bench/lib/peers.mjs), in front of the same upstream through its OpenAI provider
+// with a custom host. It does no auth and no metering. It is installed on first use into .cache/bench-peers/
+// (gitignored; never a dependency of the project), and its answer is checked against the upstream's
+// before it is measured. Default: no peers.
+//
+// --free-ledger adds, after each store's gateway, the same gateway with its ledger answering at once
+// (bench/lib/free-ledger.mjs, preloaded): `gateway-<store>-free-ledger`, the most any ledger design could
+// give. It is a bound for the analysis in docs/performance.md, never checked against the goals, and nothing
+// it serves is charged.
 //
 // On loopback: the upstream (bench/servers/upstream.mjs) pinned with the load generator on core 1; then,
 // one after the other and each alone on core 0, the floor proxy (bench/servers/floor-proxy.mjs) and the
@@ -19,15 +32,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname, cpus } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { corePlan, pinned, rssSampler, runCommand } from './lib/processes.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
+import { PEERS, checkPeerAnswers, installPeer, startPeer } from './lib/peers.mjs';
 import { ledgerSummary, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODEL = 'svc-fast';
+const FREE_LEDGER = pathToFileURL(join(ROOT, 'bench/lib/free-ledger.mjs')).href;
 const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
 
 const { values: opts } = parseArgs({
@@ -42,6 +57,8 @@ const { values: opts } = parseArgs({
     'max-tokens': { type: 'string', default: '16' },
     'prompt-bytes': { type: 'string', default: '1024' },
     'gateway-node-args': { type: 'string', default: '' },
+    peers: { type: 'string', default: '' },
+    'free-ledger': { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -53,9 +70,11 @@ const MODES = list(opts.modes);
 const MAX_TOKENS = Number(opts['max-tokens']);
 const PROMPT_BYTES = Number(opts['prompt-bytes']);
 const GATEWAY_NODE_ARGS = opts['gateway-node-args'].split(' ').filter(Boolean);
+const PEER_NAMES = list(opts.peers);
 for (const m of MODES) if (m !== 'nonstream' && m !== 'stream') throw new Error(`--modes: unknown mode ${m}`);
 for (const s of STORES) if (s !== 'sqlite' && s !== 'postgres') throw new Error(`--stores: unknown store ${s}`);
 if (!['replay', 'sandbox'].includes(opts.upstream)) throw new Error('--upstream must be replay or sandbox');
+for (const p of PEER_NAMES) if (!(p in PEERS)) throw new Error(`--peers: unknown peer ${p} (known: ${Object.keys(PEERS).join(', ')})`);
 
 const plan = corePlan();
 const generator = loadGenerator();
@@ -69,21 +88,22 @@ class BenchFailure extends Error {}
 
 /**
  * Runs every point against one target process: a warm-up, then the measured run, with the process's CPU
- * time and resident set sampled around it.
+ * time and resident set sampled around it. `auth`: the gateway's keys; `headers`: what a peer needs on
+ * every request.
  */
-async function measure(name, proc, bodies, auth, afterWarmup = async () => {}) {
+async function measure(name, proc, bodies, { auth = null, headers = {}, afterWarmup = async () => {} } = {}) {
   const url = `http://127.0.0.1:${proc.port}/v1/chat/completions`;
   const points = {};
   for (const p of POINTS) {
     const body = bodies[p.mode];
     if (WARMUP > 0) {
-      const w = await runLoad({ generator, plan, url, body, auth, connections: p.connections, seconds: WARMUP });
+      const w = await runLoad({ generator, plan, url, body, auth, headers, connections: p.connections, seconds: WARMUP });
       if (w.failed > 0) throw new BenchFailure(`${name} ${pointKey(p)} warm-up: ${JSON.stringify(w.errors)} failures\n${proc.stderrTail?.() ?? ''}`);
     }
     await afterWarmup();
     const cpu0 = proc.cpuSeconds();
     const rss = rssSampler(proc);
-    const r = await runLoad({ generator, plan, url, body, auth, connections: p.connections, seconds: SECONDS });
+    const r = await runLoad({ generator, plan, url, body, auth, headers, connections: p.connections, seconds: SECONDS });
     const peakRssMb = rss.stop();
     const cpu = proc.cpuSeconds() - cpu0;
     if (r.failed > 0) throw new BenchFailure(`${name} ${pointKey(p)}: ${JSON.stringify(r.errors)} failures (of ${r.requests})\n${proc.stderrTail?.() ?? ''}`);
@@ -125,12 +145,17 @@ async function main() {
       promptBytes: PROMPT_BYTES,
       accounts: Number(opts.accounts),
       gatewayNodeArgs: GATEWAY_NODE_ARGS,
+      freeLedger: opts['free-ledger'],
+      peers: Object.fromEntries(PEER_NAMES.map((p) => [p, { packages: PEERS[p].packages }])),
       // The PostgreSQL server's backends serving the gateway share the load core with wrk and the upstream.
       databaseBackendsCore: plan.pinned ? plan.load : null,
     },
     notes: [plan.note, generator.note].filter(Boolean),
     targets: {},
   };
+
+  // Before anything runs: an install takes seconds of CPU on both cores.
+  for (const p of PEER_NAMES) installPeer(p);
 
   const upstream = await startUpstream(plan, opts.upstream);
   const cleanups = [() => upstream.stop()];
@@ -145,14 +170,26 @@ async function main() {
 
     // The upstream called directly (pinned where it is, core 1, sharing it with the load generator).
     console.log('upstream, called directly:');
-    results.targets.upstream = await measure('upstream', upstream, bodies, null);
+    results.targets.upstream = await measure('upstream', upstream, bodies);
 
     const floor = await startFloor(plan, upstream.port);
     try {
       console.log('floor proxy:');
-      results.targets.floor = await measure('floor', floor, bodies, null);
+      results.targets.floor = await measure('floor', floor, bodies);
     } finally {
       await floor.stop();
+    }
+
+    for (const name of PEER_NAMES) {
+      const { proc, headers } = await startPeer(name, plan, upstream.port);
+      try {
+        console.log(`peer ${name} (no auth, no metering):`);
+        const problems = await checkPeerAnswers(proc.port, headers, bodies, upstream.port);
+        if (problems.length > 0) throw new BenchFailure(`${name} does not give the upstream's answer:\n  ${problems.join('\n  ')}\n${proc.stderrTail()}`);
+        results.targets[name] = await measure(name, proc, bodies, { headers });
+      } finally {
+        await proc.stop();
+      }
     }
 
     for (const store of STORES) {
@@ -165,7 +202,7 @@ async function main() {
         const pinDatabase = async () => {
           if (plan.pinned && store === 'postgres') await db.pinBackends(plan.load);
         };
-        measured = await measure(`gateway-${store}`, gw, bodies, db.secrets, pinDatabase);
+        measured = await measure(`gateway-${store}`, gw, bodies, { auth: db.secrets, afterWarmup: pinDatabase });
       } finally {
         await gw.stop();
       }
@@ -179,6 +216,17 @@ async function main() {
       );
       if (!verify.ok) throw new BenchFailure(`gateway-${store}: ledger verify found ${verify.findings.length} inconsistencies`);
       if (ledger.usageRequests < completed) throw new BenchFailure(`gateway-${store}: fewer usage records than answered requests`);
+
+      if (opts['free-ledger']) {
+        const name = `gateway-${store}-free-ledger`;
+        const free = await startGatewayProcess(plan, db, [...GATEWAY_NODE_ARGS, '--import', FREE_LEDGER]);
+        try {
+          console.log(`gateway on ${store}, ledger free (a bound: nothing is charged):`);
+          results.targets[name] = await measure(name, free, bodies, { auth: db.secrets });
+        } finally {
+          await free.stop();
+        }
+      }
     }
 
     const rd = pinned(plan, plan.underTest ?? null, process.execPath, [join(ROOT, 'bench/routing-decision.mjs'), '--json']);

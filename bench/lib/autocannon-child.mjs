@@ -1,10 +1,15 @@
 // autocannon in its own process (pinned like wrk would be), printing wrk's BENCH_JSON summary line.
-// Run by load.mjs: node autocannon-child.mjs URL CONNECTIONS SECONDS, body and auth in the environment.
+// Run by load.mjs: node autocannon-child.mjs URL CONNECTIONS SECONDS, body, auth and extra headers (one
+// "name: value" a line) in the environment.
 import autocannon from 'autocannon';
 
 const [url, connections, seconds] = process.argv.slice(2);
 const auths = (process.env.BENCH_AUTH ?? '').split(',').filter(Boolean);
 const headers = { 'content-type': 'application/json' };
+for (const line of (process.env.BENCH_HEADERS ?? '').split('\n')) {
+  const colon = line.indexOf(':');
+  if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+}
 if (auths.length > 0) headers.authorization = auths[0];
 const r = await autocannon({
   url,

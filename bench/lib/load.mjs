@@ -15,11 +15,12 @@ export function loadGenerator() {
 
 /**
  * One load point: `connections` keep-alive connections POSTing `body` for `seconds`. `auth` is a key, a
- * list of keys used in turn, or null. Resolves with the summary; latency figures in milliseconds.
+ * list of keys used in turn, or null; `headers` ({ name: value }) go on every request as well (a peer
+ * gateway's routing headers, say). Resolves with the summary; latency figures in milliseconds.
  */
-export async function runLoad({ generator, plan, url, body, auth = null, connections, seconds }) {
+export async function runLoad({ generator, plan, url, body, auth = null, headers = {}, connections, seconds }) {
   const keys = auth === null ? [] : Array.isArray(auth) ? auth : [auth];
-  const env = { BENCH_BODY: body, BENCH_AUTH: keys.map((k) => `Bearer ${k}`).join(',') };
+  const env = { BENCH_BODY: body, BENCH_AUTH: keys.map((k) => `Bearer ${k}`).join(','), BENCH_HEADERS: headerLines(headers) };
   const cmd =
     generator.tool === 'wrk'
       ? pinned(plan, plan.load ?? null, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '30s', '-s', WRK_SCRIPT, url])
@@ -50,4 +51,17 @@ export async function runLoad({ generator, plan, url, body, auth = null, connect
     maxMs: s.latency_us.max / 1000,
     meanMs: s.latency_us.mean / 1000,
   };
+}
+
+/**
+ * Extra headers for the load generators' environment, one `name: value` a line: the Lua script has no
+ * JSON parser, and a value (a URL) may hold colons or commas but never a newline.
+ */
+function headerLines(headers) {
+  return Object.entries(headers)
+    .map(([name, value]) => {
+      if (/[\r\n:]/.test(name) || /[\r\n]/.test(value)) throw new Error(`bench header ${name}: no newline, and no colon in the name`);
+      return `${name}: ${value}`;
+    })
+    .join('\n');
 }

@@ -1,10 +1,17 @@
 -- wrk script of the bench: POSTs one fixed chat-completions body (BENCH_BODY) with an Authorization header
--- (BENCH_AUTH: none, one, or several separated by commas, used in turn, one per bench account), and prints
--- the summary as one JSON line prefixed BENCH_JSON for bench/lib/load.mjs. errors.status counts answers
--- with status >= 400 (wrk's own rule).
+-- (BENCH_AUTH: none, one, or several separated by commas, used in turn, one per bench account) and any
+-- extra headers (BENCH_HEADERS: one "Name: value" a line), and prints the summary as one JSON line
+-- prefixed BENCH_JSON for bench/lib/load.mjs. errors.status counts answers with status >= 400 (wrk's own
+-- rule).
 wrk.method = "POST"
 wrk.body = os.getenv("BENCH_BODY")
 wrk.headers["Content-Type"] = "application/json"
+
+-- Extra headers go on wrk's static request, so every request below carries them.
+for line in string.gmatch(os.getenv("BENCH_HEADERS") or "", "[^\n]+") do
+  local name, value = string.match(line, "^([^:]+):%s*(.*)$")
+  if name then wrk.headers[name] = value end
+end
 
 local auths = {}
 for auth in string.gmatch(os.getenv("BENCH_AUTH") or "", "[^,]+") do
@@ -20,7 +27,10 @@ elseif #auths > 1 then
   local turn = 0
   init = function(args)
     for _, auth in ipairs(auths) do
-      local headers = { ["Content-Type"] = "application/json", ["Authorization"] = auth }
+      -- wrk.format replaces the static headers with these: copy them (extra headers included) first.
+      local headers = {}
+      for name, value in pairs(wrk.headers) do headers[name] = value end
+      headers["Authorization"] = auth
       table.insert(requests, wrk.format(nil, nil, headers, nil))
     end
   end
