@@ -5,14 +5,15 @@
 //
 //   npm run bench:profile      (= npm run build && node bench/profile.mjs)
 //   node bench/profile.mjs [--store sqlite|postgres] [--modes nonstream,stream] [--seconds 10]
-//                          [--connections 32] [--top 30] [--accounts 1] [--floor]
+//                          [--connections 32] [--top 30] [--accounts 1] [--floor] [--free-ledger]
 //
-// --floor profiles the floor proxy instead, for comparison. The .cpuprofile is kept under bench/results/
+// --floor profiles the floor proxy instead, for comparison. --free-ledger profiles the gateway with its
+// ledger answering at once (bench/lib/free-ledger.mjs): what the rest of the request path costs. The .cpuprofile is kept under bench/results/
 // (open it in Chrome DevTools or VS Code for the call tree).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/cpuprofile.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
@@ -34,6 +35,7 @@ const { values: opts } = parseArgs({
     'max-tokens': { type: 'string', default: '16' },
     'prompt-bytes': { type: 'string', default: '1024' },
     floor: { type: 'boolean', default: false },
+    'free-ledger': { type: 'boolean', default: false },
   },
 });
 
@@ -54,7 +56,8 @@ async function main() {
       target = await startFloor(plan, upstream.port, nodeArgs);
     } else {
       db = await prepareDatabase(opts.store, { upstreamPort: upstream.port, model: MODEL, accounts: Number(opts.accounts) });
-      target = await startGatewayProcess(plan, db, nodeArgs);
+      const freeLedger = opts['free-ledger'] ? ['--import', pathToFileURL(join(ROOT, 'bench/lib/free-ledger.mjs')).href] : [];
+      target = await startGatewayProcess(plan, db, [...nodeArgs, ...freeLedger]);
       auth = db.secrets;
     }
     const url = `http://127.0.0.1:${target.port}/v1/chat/completions`;
