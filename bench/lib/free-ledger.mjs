@@ -3,7 +3,7 @@
 // runs as in production: authentication still reads the key row, the request is validated, routed, sent
 // upstream, parsed and answered with its `svc` metadata. What the gateway reaches like this is the most
 // any ledger design could give it, which tells whether a throughput goal is a storage problem or not
-// (docs/performance.md, "What a free ledger would give").
+// (docs/performance.md, "The run of 2026-11-25" and "Why the remaining goals are out of reach").
 //
 //   node bench/overhead.mjs --stores sqlite --free-ledger
 //
