@@ -32,17 +32,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname, cpus } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { corePlan, pinned, rssSampler, runCommand } from './lib/processes.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { PEERS, checkPeerAnswers, installPeer, startPeer } from './lib/peers.mjs';
-import { ledgerSummary, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
+import { FREE_LEDGER_NODE_ARGS, ledgerSummary, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODEL = 'svc-fast';
-const FREE_LEDGER = pathToFileURL(join(ROOT, 'bench/lib/free-ledger.mjs')).href;
 const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
 
 const { values: opts } = parseArgs({
@@ -219,7 +218,7 @@ async function main() {
 
       if (opts['free-ledger']) {
         const name = `gateway-${store}-free-ledger`;
-        const free = await startGatewayProcess(plan, db, [...GATEWAY_NODE_ARGS, '--import', FREE_LEDGER]);
+        const free = await startGatewayProcess(plan, db, [...GATEWAY_NODE_ARGS, ...FREE_LEDGER_NODE_ARGS]);
         try {
           console.log(`gateway on ${store}, ledger free (a bound: nothing is charged):`);
           results.targets[name] = await measure(name, free, bodies, { auth: db.secrets });

@@ -8,17 +8,18 @@
 //                          [--connections 32] [--top 30] [--accounts 1] [--floor] [--free-ledger]
 //
 // --floor profiles the floor proxy instead, for comparison. --free-ledger profiles the gateway with its
-// ledger answering at once (bench/lib/free-ledger.mjs): what the rest of the request path costs. The .cpuprofile is kept under bench/results/
+// ledger answering at once (bench/lib/free-ledger.mjs): what the rest of the request path costs.
+// The .cpuprofile is kept under bench/results/
 // (open it in Chrome DevTools or VS Code for the call tree).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/cpuprofile.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { corePlan } from './lib/processes.mjs';
-import { prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
+import { FREE_LEDGER_NODE_ARGS, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -56,8 +57,7 @@ async function main() {
       target = await startFloor(plan, upstream.port, nodeArgs);
     } else {
       db = await prepareDatabase(opts.store, { upstreamPort: upstream.port, model: MODEL, accounts: Number(opts.accounts) });
-      const freeLedger = opts['free-ledger'] ? ['--import', pathToFileURL(join(ROOT, 'bench/lib/free-ledger.mjs')).href] : [];
-      target = await startGatewayProcess(plan, db, [...nodeArgs, ...freeLedger]);
+      target = await startGatewayProcess(plan, db, [...nodeArgs, ...(opts['free-ledger'] ? FREE_LEDGER_NODE_ARGS : [])]);
       auth = db.secrets;
     }
     const url = `http://127.0.0.1:${target.port}/v1/chat/completions`;

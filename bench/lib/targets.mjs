@@ -4,11 +4,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readyJson, runCommand, startProcess } from './processes.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin/svc-gateway.js');
+/** Node options that start the gateway with its ledger answering at once (bench/lib/free-ledger.mjs): a bound. */
+export const FREE_LEDGER_NODE_ARGS = ['--import', pathToFileURL(join(ROOT, 'bench/lib/free-ledger.mjs')).href];
 export const PG_URL = process.env.SVC_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Far more than any run spends (about 1 credit per bench request): the bench must never see a 402. */
 const BENCH_CREDITS = 1_000_000_000_000;
