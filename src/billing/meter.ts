@@ -1,10 +1,18 @@
 /**
- * One request's credit hold: reserve before the upstream call, then end it exactly once, by settle (the
- * actual cost, capped at the hold) or void (nothing delivered). Every later settle/void returns the first
- * outcome, so racing paths (stream end vs. client disconnect) cannot charge twice.
+ * One request's credit hold in the ledger: reserve before the upstream call, renew its lease while the
+ * completion lives, end it by settle (a charge, capped at the hold) or void. Which of the two, and for how
+ * much, is not decided here: src/billing/charge.ts decides and the completion's owner
+ * (src/completions/completion.ts) calls exactly one ending.
+ *
+ * Every ledger call here is idempotent by hold id (a reserve of an existing hold returns it, a settle of a
+ * final hold returns its outcome), so a call whose reply was lost (the database committed, the connection
+ * reset before the answer) is retried, and the retry finds what the first one did: never a second hold,
+ * never a second charge, never a 503 for a request the ledger already served.
  */
+import { newTimeOrderedId } from '../core/ids.js';
 import { GatewayError } from '../openai/errors.js';
-import type { Balance, LedgerStore, UsageRecord } from '../store/types.js';
+import { StoreError } from '../store/errors.js';
+import type { Balance, LedgerStore, ReserveResult, UsageRecord } from '../store/types.js';
 
 export interface MeterOutcome {
   charged: number;
@@ -16,58 +24,131 @@ export function availableOf(balance: Balance): number {
   return balance.earned + balance.purchased;
 }
 
-export class Meter {
-  private ending: Promise<MeterOutcome> | null = null;
+/** Waits before each retry of a ledger call the database did not answer: about 3 s in all. */
+export const DEFAULT_LEDGER_RETRY_DELAYS_MS: readonly number[] = [50, 200, 600, 1000, 1500];
 
+/** Derived hold ids one idempotent request tries before it takes a fresh one (each failed run ends one). */
+const MAX_HOLD_GENERATIONS = 8;
+
+export interface HoldRequest {
+  holdId: string;
+  keyId: string;
+  accountId: string;
+  environment: Balance['environment'];
+  amount: number;
+  leaseMs: number;
+  /** The id derives from the request (Idempotency-Key), so an earlier run may have taken it already. */
+  mayExist?: boolean;
+}
+
+/**
+ * Runs a ledger call, retrying it while the store is unreachable; the calls passed here are idempotent.
+ * The whole of it is bounded (the delays plus half a second): a database that neither answers nor refuses
+ * (a proxy in front of it that accepts and drops connections makes the driver queue calls until it is back)
+ * is answered as unavailable in time, never by a request that hangs. A call given up on may still run
+ * later; that is a lost reply, which every call here tolerates.
+ */
+export async function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
+  const giveUpAt = performance.now() + delaysMs.reduce((a, b) => a + b, 0) + RIDE_OUT_SLACK_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withinDeadline(call(), giveUpAt - performance.now());
+    } catch (e) {
+      const delay = delaysMs[attempt];
+      if (!(e instanceof StoreError && e.code === 'unavailable') || delay === undefined) throw e;
+      if (performance.now() + delay >= giveUpAt) throw e;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+const RIDE_OUT_SLACK_MS = 500;
+
+function withinDeadline<T>(pending: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError('unavailable', `the ledger did not answer within ${Math.round(ms)} ms`)), Math.max(ms, 0));
+  });
+  // The abandoned call's own failure, if it comes, has nobody left to hear it.
+  pending.catch(() => undefined);
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
+}
+
+export class Meter {
   private constructor(
     private readonly ledger: LedgerStore,
-    readonly holdId: string,
+    private readonly request: HoldRequest,
     readonly held: number,
-    private readonly accountId: string,
-    private readonly environment: Balance['environment'],
+    private readonly retryDelaysMs: readonly number[],
   ) {}
 
-  /** Holds `amount` credits for the key, or throws the 402 that says why not. */
-  static async open(
-    ledger: LedgerStore,
-    args: { holdId: string; keyId: string; accountId: string; environment: Balance['environment']; amount: number; leaseMs: number },
-  ): Promise<Meter> {
-    const r = await ledger.reserve({ holdId: args.holdId, keyId: args.keyId, amount: args.amount, leaseMs: args.leaseMs });
-    if (r.ok) return new Meter(ledger, args.holdId, r.amount, args.accountId, args.environment);
+  get holdId(): string {
+    return this.request.holdId;
+  }
+
+  /**
+   * Holds `amount` credits for the key, or throws the 402 (or 401) that says why not. A hold id that already
+   * exists (a retried reserve whose first reply was lost) is found again, not taken twice.
+   */
+  static async open(ledger: LedgerStore, request: HoldRequest, retryDelaysMs: readonly number[]): Promise<Meter> {
+    let r: ReserveResult;
+    let holdId = request.holdId;
+    let mayExist = request.mayExist === true;
+    for (let generation = 1; ; generation++) {
+      const id = holdId;
+      r = await withLedgerRetries(
+        () => ledger.reserve({ holdId: id, keyId: request.keyId, amount: request.amount, leaseMs: request.leaseMs }),
+        retryDelaysMs,
+      );
+      if (!r.ok) break;
+      // A pending hold found again may be an earlier run's (an idempotent retry taking over from a run that
+      // died), whose lease may be about to run out: renew it before relying on it. False: the reaper or its
+      // run ended it meanwhile.
+      if (r.status === 'pending' && (!mayExist || (await withLedgerRetries(() => ledger.renewHold(id, request.leaseMs), retryDelaysMs)))) break;
+      // A hold id that already ended belongs to an earlier run of this request: this run needs a hold of its
+      // own, under the next derived id (which its own retries will find again), or at last a fresh one.
+      if (generation < MAX_HOLD_GENERATIONS) {
+        holdId = `${request.holdId}.${generation}`;
+      } else {
+        holdId = newTimeOrderedId('hold_');
+        mayExist = false;
+      }
+    }
+    if (r.ok) return new Meter(ledger, { ...request, holdId }, r.amount, retryDelaysMs);
     switch (r.reason) {
       case 'insufficient_credits':
         throw new GatewayError(
           402,
           'insufficient_credits',
           'insufficient_credits',
-          `This request may cost up to ${args.amount} credits (prompt plus the max_tokens bound) but ${r.available} are available. Lower max_tokens or add credits.`,
+          `This request may cost up to ${request.amount} credits (prompt plus the max_tokens bound) but ${r.available} are available. Lower max_tokens or add credits.`,
         );
       case 'daily_limit_exceeded':
         throw new GatewayError(
           402,
           'insufficient_credits',
           'daily_credit_limit_exceeded',
-          `This key's daily credit limit is ${r.limit}; ${r.committedToday} are used or held today (UTC) and this request may cost up to ${args.amount}. Lower max_tokens or wait for the next UTC day.`,
+          `This key's daily credit limit is ${r.limit}; ${r.committedToday} are used or held today (UTC) and this request may cost up to ${request.amount}. Lower max_tokens or wait for the next UTC day.`,
         );
       case 'key_inactive':
         throw new GatewayError(401, 'authentication_error', 'revoked_api_key', 'This API key has been revoked.');
     }
   }
 
-  settle(amount: number, usage: UsageRecord): Promise<MeterOutcome> {
-    this.ending ??= this.ledger.settle({ holdId: this.holdId, amount, usage }).then(async (r) => {
-      if (r.status === 'settled') return { charged: r.charged, balanceRemaining: availableOf(r.balance) };
-      if (r.status === 'already_final') return { charged: 0, balanceRemaining: availableOf(r.balance) };
-      throw new Error(`settle of unknown hold ${this.holdId}`);
-    });
-    return this.ending;
+  /** Pushes the lease out while the completion lives; false once the hold is no longer pending. */
+  renew(): Promise<boolean> {
+    return this.ledger.renewHold(this.request.holdId, this.request.leaseMs);
   }
 
-  void(): Promise<MeterOutcome> {
-    this.ending ??= this.ledger.void(this.holdId).then(async () => ({
-      charged: 0,
-      balanceRemaining: availableOf(await this.ledger.balance(this.accountId, this.environment)),
-    }));
-    return this.ending;
+  async settle(amount: number, usage: UsageRecord): Promise<MeterOutcome> {
+    const r = await withLedgerRetries(() => this.ledger.settle({ holdId: this.request.holdId, amount, usage }), this.retryDelaysMs);
+    if (r.status === 'settled' || r.status === 'already_final') return { charged: r.charged, balanceRemaining: availableOf(r.balance) };
+    throw new Error(`settle of unknown hold ${this.request.holdId}`);
+  }
+
+  async void(): Promise<MeterOutcome> {
+    await withLedgerRetries(() => this.ledger.void(this.request.holdId), this.retryDelaysMs);
+    const balance = await withLedgerRetries(() => this.ledger.balance(this.request.accountId, this.request.environment), this.retryDelaysMs);
+    return { charged: 0, balanceRemaining: availableOf(balance) };
   }
 }

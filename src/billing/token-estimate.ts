@@ -4,17 +4,17 @@
  * and on CJK text (3 bytes per character); dividing by 3 over-estimates slightly on most text, so a hold
  * rarely falls short of the upstream's own count. Running a real tokenizer would cost hundreds of
  * microseconds per 4 KB prompt on the hot path and would still be wrong for non-OpenAI upstreams.
+ * Attachments are not text: their tokens follow each provider's own rules (./media/, docs/attachments.md).
  */
 import type { ChatMessage, FunctionTool } from '../openai/chat-types.js';
+import { inspectMediaSync } from './media/media-facts.js';
+import { estimateMedia, REFUSE_UNBOUNDED } from './media/media-estimate.js';
+import { openAIRules } from './media/openai-rules.js';
 
 const encoder = new TextEncoder();
 /** OpenAI's documented per-message framing overhead, and the reply primer. */
 const PER_MESSAGE = 4;
 const REPLY_PRIMER = 3;
-/** A high-detail image tile budget (OpenAI: 85 base + 170 per 512px tile, four tiles). */
-const PER_IMAGE = 765;
-/** Audio and files have no size hint the gateway can read cheaply; count a fixed budget each. */
-const PER_ATTACHMENT = 1000;
 
 export function estimateTextTokens(text: string): number {
   if (text.length === 0) return 0;
@@ -29,7 +29,8 @@ export function estimateTextTokens(text: string): number {
   return Math.ceil(bytes / 3);
 }
 
-export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: readonly FunctionTool[]): number {
+/** Text, names, tool calls, tool definitions and framing: everything but the attachments. */
+export function estimateTextPromptTokens(messages: readonly ChatMessage[], tools?: readonly FunctionTool[]): number {
   let total = REPLY_PRIMER;
   for (const m of messages) {
     total += PER_MESSAGE;
@@ -39,19 +40,8 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: r
       total += estimateTextTokens(c);
     } else if (c) {
       for (const part of c) {
-        switch (part.type) {
-          case 'text':
-            total += estimateTextTokens(part.text);
-            break;
-          case 'refusal':
-            total += estimateTextTokens(part.refusal);
-            break;
-          case 'image_url':
-            total += PER_IMAGE;
-            break;
-          default:
-            total += PER_ATTACHMENT;
-        }
+        if (part.type === 'text') total += estimateTextTokens(part.text);
+        else if (part.type === 'refusal') total += estimateTextTokens(part.refusal);
       }
     }
     if (m.tool_calls) {
@@ -62,6 +52,19 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: r
   }
   if (tools && tools.length > 0) total += estimateTextTokens(JSON.stringify(tools));
   return total;
+}
+
+const SANDBOX_RULES = openAIRules('sandbox');
+
+/**
+ * The prompt as an OpenAI-compatible server would likely count it, attachments included (by OpenAI's
+ * general rules, without inflating PDF object streams): the sandbox reports this as its usage. Parts of
+ * unknowable size (media URLs) count nothing here; the quote is what refuses or bounds them.
+ */
+export function estimatePromptTokens(messages: readonly ChatMessage[], tools?: readonly FunctionTool[]): number {
+  const text = estimateTextPromptTokens(messages, tools);
+  const parts = inspectMediaSync(messages).filter((p) => SANDBOX_RULES.estimate(p.fact) !== null);
+  return parts.length === 0 ? text : text + estimateMedia(parts, SANDBOX_RULES, 'sandbox', REFUSE_UNBOUNDED).likely;
 }
 
 /**

@@ -1,30 +1,20 @@
 /**
  * Gathers a streamed answer into the one message a non-streaming client receives: text, refusal and tool
- * calls (whose pieces arrive by index), the finish reason and the upstream's usage.
+ * calls (whose pieces arrive by index) and the finish reason. What it costs is the delivery record's
+ * business (./delivery.ts), not this one's.
  */
 import type { AssistantMessage, ChunkDelta, FinishReason, ToolCall } from '../openai/chat-types.js';
-import type { UpstreamTokens } from '../providers/contract.js';
 
 export class AnswerBuilder {
   private content = '';
   private refusal: string | null = null;
   private readonly toolCalls: ToolCall[] = [];
   finishReason: FinishReason | null = null;
-  usage: UpstreamTokens | null = null;
-  /** Non-empty deltas, the floor of the completion-token estimate. */
-  deltas = 0;
 
   add(delta: ChunkDelta, finishReason: FinishReason | null): void {
-    if (delta.content) {
-      this.content += delta.content;
-      this.deltas++;
-    }
-    if (delta.refusal) {
-      this.refusal = (this.refusal ?? '') + delta.refusal;
-      this.deltas++;
-    }
+    if (delta.content) this.content += delta.content;
+    if (delta.refusal) this.refusal = (this.refusal ?? '') + delta.refusal;
     for (const piece of delta.tool_calls ?? []) {
-      this.deltas++;
       let call = this.toolCalls[piece.index];
       if (call === undefined) {
         call = { id: '', type: 'function', function: { name: '', arguments: '' } };
@@ -35,13 +25,6 @@ export class AnswerBuilder {
       if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
     }
     if (finishReason !== null) this.finishReason = finishReason;
-  }
-
-  /** The text the charge is estimated from when the upstream reports no usage. */
-  deliveredText(): string {
-    let text = this.content + (this.refusal ?? '');
-    for (const call of this.toolCalls) if (call) text += call.function.name + call.function.arguments;
-    return text;
   }
 
   message(): AssistantMessage {

@@ -1,48 +1,46 @@
 /**
  * A non-streaming completion. The upstream is still called in streaming mode, so the same deadlines guard it
  * (time to first token, stalls) and a failed attempt is replaced by the next target before the client sees
- * anything; the answer is gathered, settled, and sent as one JSON body.
+ * anything; the answer is gathered, the owner settles it, and it is sent as one JSON body. A client that
+ * hangs up, or a shutdown, ends it like any other ending: the charge follows src/billing/charge.ts.
  */
-import { estimateDeliveredTokens } from '../billing/token-estimate.js';
+import type { Ending } from '../billing/charge.js';
 import type { ChatCompletion } from '../openai/chat-types.js';
-import { AllTargetsFailed, FailoverStream } from '../routing/failover.js';
 import { AnswerBuilder } from './answer-builder.js';
-import { failoverOptions, meter, svcMetadata, usageRecord, type CompletionContext } from './context.js';
-import { upstreamErrorToGateway } from './upstream-errors.js';
+import type { Completion } from './completion.js';
+import { completionError, endingOfFailure } from './upstream-errors.js';
 
-export async function completeNonStreaming(ctx: CompletionContext): Promise<ChatCompletion> {
+export async function completeNonStreaming(completion: Completion): Promise<ChatCompletion> {
   let answer = new AnswerBuilder();
-  let stream: FailoverStream;
+  let ending: Ending = 'completed';
+  let failure: unknown = null;
   try {
-    stream = await FailoverStream.open(failoverOptions(ctx, 'restart'));
+    await completion.failover.open();
     for (;;) {
-      const next = await stream.next();
+      const next = await completion.failover.next();
       if (next.done) break;
       const ev = next.value;
       if (ev.type === 'restart') answer = new AnswerBuilder();
-      else if (ev.type === 'usage') answer.usage = ev.usage;
-      else answer.add(ev.delta, ev.finishReason);
+      else if (ev.type === 'delta') answer.add(ev.delta, ev.finishReason);
     }
   } catch (e) {
-    await ctx.meter.void();
-    if (e instanceof AllTargetsFailed) throw upstreamErrorToGateway(e);
-    throw e;
+    failure = e;
+    ending = endingOfFailure(completion, e);
   }
-  const target = stream.target;
-  const m = meter(ctx, answer.usage, estimateDeliveredTokens(answer.deliveredText(), answer.deltas));
-  const settled = await ctx.meter.settle(m.cost, usageRecord(ctx, target, m, 'completed'));
-  const usage = answer.usage ?? { promptTokens: m.prompt, completionTokens: m.completion };
+  const settled = await completion.end(ending);
+  if (failure !== null) throw completionError(completion, failure);
+  const { spec } = completion;
   return {
-    id: ctx.completionId,
+    id: spec.completionId,
     object: 'chat.completion',
-    created: ctx.created,
-    model: ctx.route.entry.id,
+    created: completion.created,
+    model: spec.route.entry.id,
     choices: [{ index: 0, message: answer.message(), finish_reason: answer.finishReason ?? 'stop', logprobs: null }],
     usage: {
-      prompt_tokens: usage.promptTokens,
-      completion_tokens: usage.completionTokens,
-      total_tokens: usage.promptTokens + usage.completionTokens,
+      prompt_tokens: settled.promptTokens,
+      completion_tokens: settled.completionTokens,
+      total_tokens: settled.promptTokens + settled.completionTokens,
     },
-    svc: svcMetadata(ctx, target, m, settled, stream.attempts),
+    svc: completion.svcMetadata(settled),
   };
 }

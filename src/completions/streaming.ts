@@ -1,187 +1,254 @@
 /**
- * A streaming completion. The response starts once a target accepted the call; from then on every upstream
- * event becomes one `chat.completion.chunk`, written as it arrives. Failover (src/routing/failover.ts) may
- * switch targets underneath, before the first token or, from the partial text, after it: the client sees one
- * stream with one id, and SSE comments while it waits. The stream ends in exactly one of three ways, each
- * settling the hold once:
- * - the answer finished: usage chunk (if asked), `svc` chunk, `[DONE]`;
- * - nothing could finish it: charge what was delivered, `svc` chunk, an error chunk, `[DONE]`;
- * - the client went away: abort the upstream and charge the prompt plus what was delivered.
+ * A streaming completion, as explicit states:
+ *
+ *   open ──► relaying ──► ending ──► closed
+ *     └──────────────────────────────►┘  (no target accepted: an HTTP error, no stream)
+ *
+ * - open: failover looks for a target that accepts the call; the response has not started.
+ * - relaying: every upstream event becomes one `chat.completion.chunk`, written as it arrives. Failover may
+ *   switch targets underneath (before the first token, or from the partial text after it): the client sees one
+ *   stream with one id, and SSE comments while it waits.
+ * - ending: the completion's owner settles the hold once (src/completions/completion.ts), then the closing
+ *   frames go out: usage chunk (if asked and the answer finished), `svc` chunk, an error event when the
+ *   answer did not finish, `[DONE]`.
+ * - closed: nothing more is written.
+ *
+ * What moves a stream to ending: the answer finished; nothing could finish it; the client went away; the
+ * client stopped reading for longer than the write deadline (the stream is then cut: it could not read an
+ * error event anyway); the gateway shut down. Each is one ending of src/billing/charge.ts.
  */
-import { estimateDeliveredTokens } from '../billing/token-estimate.js';
+import type { Ending } from '../billing/charge.js';
 import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../openai/chat-types.js';
-import type { UpstreamTokens } from '../providers/contract.js';
-import { AllTargetsFailed, FailoverStream, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
+import { AllTargetsFailed, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
 import { encodeSseComment, encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { failoverOptions, meter, svcMetadata, usageRecord, type CompletionContext } from './context.js';
-import { upstreamErrorToGateway } from './upstream-errors.js';
+import type { Completion, Settlement } from './completion.js';
+import { completionError, endingOfFailure } from './upstream-errors.js';
 
-type Ending = 'completed' | 'upstream_error' | 'client_closed';
+export type StreamState = 'open' | 'relaying' | 'ending' | 'closed';
 
-export async function startStreaming(ctx: CompletionContext): Promise<ReadableStream<Uint8Array>> {
-  let events: FailoverStream;
-  try {
-    events = await FailoverStream.open(failoverOptions(ctx, 'continue'));
-  } catch (e) {
-    await ctx.meter.void();
-    if (e instanceof AllTargetsFailed) throw upstreamErrorToGateway(e);
-    throw e;
+const TRANSITIONS: Record<StreamState, readonly StreamState[]> = {
+  open: ['relaying', 'closed'],
+  relaying: ['ending'],
+  ending: ['closed'],
+  closed: [],
+};
+
+/** The state of one stream; a transition the diagram does not have is a bug, and throws. */
+export class StreamStates {
+  state: StreamState = 'open';
+
+  to(next: StreamState): void {
+    if (!TRANSITIONS[this.state].includes(next)) throw new Error(`stream state ${this.state} -> ${next} is not allowed`);
+    this.state = next;
   }
+}
 
-  let text = '';
-  let deltas = 0;
-  let usage: UpstreamTokens | null = null;
-  let ended = false;
-  const withUsage = ctx.request.include_usage;
+export interface StreamOptions {
+  /** Receives every byte written to the client (an idempotent request's recording). */
+  tap?: (bytes: Uint8Array) => void;
+  /**
+   * Called when the answer ended whole, once every frame but the final `[DONE]` was written and tapped
+   * (`[DONE]` is tapped too): the client sees `[DONE]` only after it resolves, so an idempotent request is
+   * recorded before its client can send the retry that should replay it.
+   */
+  beforeDone?: (ending: Ending) => Promise<void>;
+  /** Called once the stream is closed, with how it ended. */
+  onClosed?: (ending: Ending) => void;
+  /**
+   * Cuts the client's connection (a runtime capability): an errored stream is not enough on Node, whose
+   * writer, blocked on a client that does not read, never reads the error.
+   */
+  abandonConnection?: (error: Error) => void;
+}
 
+export async function startStreaming(completion: Completion, options: StreamOptions = {}): Promise<ReadableStream<Uint8Array>> {
+  const states = new StreamStates();
+  try {
+    await completion.failover.open();
+  } catch (e) {
+    await completion.end(endingOfFailure(completion, e));
+    states.to('closed');
+    throw completionError(completion, e);
+  }
+  states.to('relaying');
+
+  const { spec } = completion;
+  const withUsage = spec.request.include_usage;
+  const { keepaliveMs, writeTimeoutMs } = completion.limits;
+  const frame = (value: object): Uint8Array => encodeSseJson(value);
   const chunk = (delta: ChunkDelta, finish: FinishReason | null): Uint8Array => {
     const c: ChatCompletionChunk = {
-      id: ctx.completionId,
+      id: spec.completionId,
       object: 'chat.completion.chunk',
-      created: ctx.created,
-      model: ctx.route.entry.id,
+      created: completion.created,
+      model: spec.route.entry.id,
       choices: [{ index: 0, delta, finish_reason: finish }],
     };
     if (withUsage) c.usage = null;
-    return encodeSseJson(c);
+    return frame(c);
   };
   const tail = (extra: Partial<ChatCompletionChunk>): Uint8Array =>
-    encodeSseJson({
-      id: ctx.completionId,
+    frame({
+      id: spec.completionId,
       object: 'chat.completion.chunk',
-      created: ctx.created,
-      model: ctx.route.entry.id,
+      created: completion.created,
+      model: spec.route.entry.id,
       choices: [],
       ...extra,
     } satisfies ChatCompletionChunk);
+  const errorEvent = (code: string, type: string, message: string): Uint8Array => frame({ error: { message, type, param: null, code } });
 
-  /** Tokens to charge: exact from the upstream when one attempt gave the whole answer, else estimated. */
-  const tokensToCharge = (how: Ending): UpstreamTokens | null => {
-    const prefix = events.splicedPrefix;
-    if (how !== 'completed') return null;
-    if (prefix === null) return usage;
-    // The last attempt's usage counts its own prompt, which carried the partial answer, and only its new
-    // text: the client is charged its own prompt once and every token it received.
-    const tail = text.slice(prefix.text.length);
-    const before = estimateDeliveredTokens(prefix.text, prefix.deltas);
-    return {
-      promptTokens: ctx.quote.promptTokens,
-      completionTokens: before + (usage?.completionTokens ?? estimateDeliveredTokens(tail, deltas - prefix.deltas)),
-    };
+  let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** The client cancelled the stream (or it was cut): nothing more may be enqueued. */
+  let detached = false;
+  // The recording gets every frame, also those a client that left at the very end no longer takes: its
+  // retry replays the whole answer it paid for.
+  const write = (bytes: Uint8Array): void => {
+    options.tap?.(bytes);
+    if (!detached) sink?.enqueue(bytes);
   };
+  /** True while a pull waits on the upstream; false while the client holds the stream back. */
+  let pulling = false;
+  let lastPullAt = performance.now();
+  let wrote = true;
+  let ticker: ReturnType<typeof setInterval> | null = null;
 
-  /** Settles once and returns the closing bytes for this ending. */
-  const finish = async (how: Ending): Promise<Uint8Array[]> => {
-    ended = true;
-    clearInterval(keepalive);
-    const m = meter(ctx, tokensToCharge(how), estimateDeliveredTokens(text, deltas));
-    const target = events.target;
-    // An upstream that failed before sending anything delivered nothing: release the whole hold.
-    const settled =
-      how === 'upstream_error' && deltas === 0
-        ? await ctx.meter.void()
-        : await ctx.meter.settle(m.cost, usageRecord(ctx, target, m, how));
-    const charged = settled.charged === 0 ? { ...m, prompt: 0, completion: 0 } : m;
+  const closingFrames = (s: Settlement): Uint8Array[] => {
     const out: Uint8Array[] = [];
-    if (withUsage && how === 'completed') {
-      out.push(
-        tail({
-          usage: { prompt_tokens: m.prompt, completion_tokens: m.completion, total_tokens: m.prompt + m.completion },
-        }),
-      );
+    if (withUsage && s.ending === 'completed') {
+      out.push(tail({ usage: { prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens, total_tokens: s.promptTokens + s.completionTokens } }));
     }
-    out.push(tail({ svc: svcMetadata(ctx, target, charged, settled, events.attempts) }));
+    out.push(tail({ svc: completion.svcMetadata(s) }));
     return out;
   };
 
-  const errorEvent = (code: string, type: string, message: string): Uint8Array =>
-    encodeSseJson({ error: { message, type, param: null, code } });
-
   /**
-   * Closes the stream explicitly whatever happens: never a silent cut. If the ledger cannot be written
-   * (database down), the answer was still delivered; the hold stays pending and the reaper releases it,
-   * so the client is never charged twice nor overcharged, and is told so.
+   * relaying -> ending -> closed, written to the client: never a silent cut. The client may go away while
+   * the hold settles; from then on the frames have nowhere to go (`write` drops them), and the stream still
+   * reaches `closed`.
    */
-  const end = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    how: Exclude<Ending, 'client_closed'>,
-    upstreamFailure: string | null,
-  ): Promise<void> => {
+  const finish = async (ending: Ending, failureMessage: string | null): Promise<void> => {
+    if (states.state !== 'relaying') return;
+    states.to('ending');
+    stopTicker();
     try {
-      for (const bytes of await finish(how)) controller.enqueue(bytes);
+      const settled = await completion.end(ending);
+      for (const bytes of closingFrames(settled)) write(bytes);
     } catch {
-      controller.enqueue(
-        errorEvent('store_unavailable', 'api_error', 'The answer was delivered but the ledger could not be reached to confirm its charge; it is billed at most once.'),
-      );
+      // Not a ledger outage (the owner keeps retrying those itself): a bug, said as such.
+      write(errorEvent('internal_error', 'api_error', 'The gateway failed to close this answer. It has been logged.'));
+    } finally {
+      if (failureMessage !== null) {
+        const code = ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error';
+        write(errorEvent(code, ending === 'shutdown' ? 'api_error' : 'upstream_error', failureMessage));
+      }
+      const done = encodeSseDone();
+      options.tap?.(done);
+      if (options.beforeDone) await options.beforeDone(ending).catch(() => undefined);
+      if (!detached) {
+        sink?.enqueue(done);
+        sink?.close();
+      }
+      detached = true;
+      states.to('closed');
+      options.onClosed?.(ending);
     }
-    if (upstreamFailure !== null) controller.enqueue(errorEvent('upstream_stream_error', 'upstream_error', upstreamFailure));
-    controller.enqueue(encodeSseDone());
-    controller.close();
   };
 
-  // While failover waits on a slow or failing upstream, comments keep proxies from closing an idle stream.
-  let wrote = true;
-  let keepalive: ReturnType<typeof setInterval> | undefined;
-  let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** Ends the stream without closing frames: the client is gone or cannot read them. */
+  const drop = async (ending: Ending, error: Error | null): Promise<void> => {
+    if (states.state !== 'relaying') return;
+    states.to('ending');
+    stopTicker();
+    if (error !== null && !detached) {
+      detached = true;
+      // Cutting the connection cancels the stream; where the runtime cannot, the errored stream ends it.
+      if (options.abandonConnection) options.abandonConnection(error);
+      else sink?.error(error);
+    }
+    detached = true;
+    try {
+      await completion.end(ending);
+    } catch {
+      // Logged by the owner; nobody is left to tell.
+    } finally {
+      states.to('closed');
+      options.onClosed?.(ending);
+    }
+  };
+
+  const stopTicker = (): void => {
+    if (ticker !== null) clearInterval(ticker);
+    ticker = null;
+  };
+
+  const failureMessage = (raw: unknown): string =>
+    raw instanceof AllTargetsFailed
+      ? `The upstream stream failed and no other target could continue it (${raw.attempts.map((a) => `${a.provider}/${a.model}: ${a.outcome}`).join(', ')}).`
+      : `The upstream stream failed: ${asUpstreamError(raw).message}`;
+
+  completion.onInterrupt((reason) => {
+    // A pull waiting on the upstream sees the abort and ends the stream itself.
+    if (pulling) return;
+    if (reason === 'shutdown') void finish('shutdown', 'The gateway is shutting down; the answer was cut here.');
+    else void drop(reason, new Error('the client stopped reading'));
+  });
 
   return new ReadableStream<Uint8Array>({
     start(controller) {
       sink = controller;
-      controller.enqueue(chunk({ role: 'assistant', content: '' }, null));
-      keepalive = setInterval(() => {
-        if (!wrote && !ended) sink?.enqueue(encodeSseComment());
+      write(chunk({ role: 'assistant', content: '' }, null));
+      ticker = setInterval(() => {
+        if (states.state !== 'relaying') return;
+        if (!pulling && performance.now() - lastPullAt >= writeTimeoutMs) {
+          completion.interrupt('write_timeout');
+          return;
+        }
+        // While failover waits on a slow or failing upstream, comments keep proxies from closing an idle stream.
+        if (pulling && !wrote) write(encodeSseComment());
         wrote = false;
-      }, ctx.keepaliveMs);
+      }, Math.min(keepaliveMs, writeTimeoutMs));
     },
-    // Loops until it enqueues something: a pull that returns without enqueuing is not called again.
-    async pull(controller) {
-      for (;;) {
-        if (ended) return;
-        let next: IteratorResult<FailoverEvent>;
-        try {
-          next = await events.next();
-        } catch (raw) {
-          if (ended) return;
-          const message =
-            raw instanceof AllTargetsFailed
-              ? `The upstream stream failed and no other target could continue it (${raw.attempts.map((a) => `${a.provider}/${a.model}: ${a.outcome}`).join(', ')}).`
-              : `The upstream stream failed: ${asUpstreamError(raw).message}`;
-          await end(controller, 'upstream_error', message);
+    // Loops until it writes something: a pull that returns without enqueuing is not called again.
+    async pull() {
+      lastPullAt = performance.now();
+      pulling = true;
+      try {
+        for (;;) {
+          if (states.state !== 'relaying') return;
+          let next: IteratorResult<FailoverEvent>;
+          try {
+            next = await completion.failover.next();
+          } catch (raw) {
+            const ending = endingOfFailure(completion, raw);
+            if (ending === 'client_closed') await drop(ending, null);
+            else if (ending === 'write_timeout') await drop(ending, new Error('the client stopped reading'));
+            else if (ending === 'shutdown') await finish(ending, 'The gateway is shutting down; the answer was cut here.');
+            else await finish(ending, failureMessage(raw));
+            return;
+          }
+          if (next.done) {
+            await finish('completed', null);
+            return;
+          }
+          const ev = next.value;
+          if (ev.type !== 'delta') continue;
+          const { role: _role, ...delta } = ev.delta;
+          // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
+          const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined;
+          if (!hasContent && ev.finishReason === null) continue;
+          wrote = true;
+          write(chunk(delta, ev.finishReason));
           return;
         }
-        if (ended) return;
-        if (next.done) {
-          await end(controller, 'completed', null);
-          return;
-        }
-        const ev = next.value;
-        if (ev.type === 'usage') {
-          usage = ev.usage;
-          continue;
-        }
-        if (ev.type === 'restart') continue;
-        const { role: _role, ...delta } = ev.delta;
-        // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
-        const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined;
-        if (!hasContent && ev.finishReason === null) continue;
-        if (hasContent) {
-          deltas++;
-          if (delta.content) text += delta.content;
-          if (delta.refusal) text += delta.refusal;
-          for (const call of delta.tool_calls ?? []) text += (call.function?.name ?? '') + (call.function?.arguments ?? '');
-        }
-        wrote = true;
-        controller.enqueue(chunk(delta, ev.finishReason));
-        return;
+      } finally {
+        pulling = false;
+        lastPullAt = performance.now();
       }
     },
     async cancel() {
-      if (ended) return;
-      // Set before awaiting: a pull whose upstream read fails on the abort must not end the stream too.
-      ended = true;
-      clearInterval(keepalive);
-      await events.return();
-      await finish('client_closed');
+      detached = true;
+      await drop('client_closed', null);
     },
   });
 }

@@ -113,6 +113,12 @@ export const configSchema = z
     server: z
       .object({
         max_body_bytes: z.number().int().min(1024).default(10 * 1024 * 1024),
+        /**
+         * Bytes read at most from one upstream answer (a whole JSON answer, a whole stream, an error body); past
+         * it the attempt ends as an upstream failure and failover goes on (src/providers/upstream-byte-cap.ts).
+         * 32 MiB: far above any real answer (128k tokens of text are about 0.5 MB), far below trouble.
+         */
+        max_upstream_response_bytes: z.number().int().min(64 * 1024).default(32 * 1024 * 1024),
         hold_lease_ms: z.number().int().min(1_000).default(15 * 60 * 1000),
         reaper_interval_ms: z.number().int().min(100).default(30_000),
         /**
@@ -122,6 +128,32 @@ export const configSchema = z
         request_timeout_ms: z.number().int().min(100).optional(),
         /** A stream silent this long (waiting on a slow or failing upstream) gets an SSE comment. */
         keepalive_ms: z.number().int().min(100).default(10_000),
+        /**
+         * How long a streaming client may stop reading before the gateway ends its stream and charges what
+         * was produced (a client that never reads must not hold an upstream call and a hold forever).
+         */
+        write_timeout_ms: z.number().int().min(100).default(60_000),
+        /**
+         * On SIGTERM/SIGINT: how long in-flight completions may run to their end before the rest are ended
+         * with an error event (streams) or a 503, and settled. Below the orchestrator's kill deadline
+         * (Kubernetes: terminationGracePeriodSeconds, 30 s by default).
+         */
+        shutdown_grace_ms: z.number().int().min(0).default(20_000),
+        /** Each failed admin-token attempt in the last minute slows the next failure by this much (max 5 s); 0: off. */
+        admin_failure_delay_ms: z.number().int().min(0).default(250),
+        /**
+         * The Node HTTP server's own bounds (docs/configuration.md): time to receive the headers, the whole
+         * request (headers and body), an idle keep-alive connection, and the number of open connections.
+         */
+        http: z
+          .object({
+            headers_timeout_ms: z.number().int().min(100).default(10_000),
+            receive_timeout_ms: z.number().int().min(100).default(60_000),
+            keep_alive_timeout_ms: z.number().int().min(100).default(5_000),
+            max_connections: z.number().int().min(1).default(10_000),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
@@ -132,6 +164,37 @@ export const configSchema = z
         /** How long an open breaker skips its target before one request probes it; doubles on each failed probe. */
         open_ms: z.number().int().min(100).default(10_000),
         max_open_ms: z.number().int().min(100).default(120_000),
+      })
+      .strict()
+      .prefault({}),
+    limits: z
+      .object({
+        /**
+         * Tokens held for one attachment given by a URL whose size cannot be known before the call (a video,
+         * audio or file URL, a `file_id`, an image URL when a Gemini target may serve): such a part is
+         * charged whatever the provider reports, capped at the hold. Unset: such parts are refused with a
+         * 400 (`unbounded_media_url`). See docs/attachments.md.
+         */
+        media_url_max_tokens: z.number().int().positive().max(10_000_000).optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** Per-key rate limits (docs/rate-limits.md). */
+    rate_limits: z
+      .object({
+        /** Requests per minute of a key created without its own `rpm_limit`; null: none. */
+        rpm: z.number().int().positive().nullable().default(null),
+        /** Tokens (prompt estimate + output bound) per minute of a key without its own `tpm_limit`; null: none. */
+        tpm: z.number().int().positive().nullable().default(null),
+        /**
+         * Redis shared by every instance (`redis://[:password@]host:port[/db]`); SVC_REDIS_URL overrides it.
+         * Unset: each process limits on its own, exactly (right for one instance).
+         */
+        redis_url: z.url({ protocol: /^rediss?$/ }).optional(),
+        /** When Redis does not answer: `open` admits unlimited with a logged warning; `closed` answers 503. */
+        on_redis_error: z.enum(['open', 'closed']).default('open'),
+        /** How long a decision may wait on Redis before it counts as unreachable. */
+        redis_timeout_ms: z.number().int().min(10).default(250),
       })
       .strict()
       .prefault({}),
@@ -147,6 +210,13 @@ export const configSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    if (cfg.server.http.headers_timeout_ms > cfg.server.http.receive_timeout_ms) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'http', 'headers_timeout_ms'],
+        message: `must not exceed server.http.receive_timeout_ms (${cfg.server.http.receive_timeout_ms}): the headers are part of the request`,
+      });
+    }
     const requestTimeout = cfg.server.request_timeout_ms;
     if (requestTimeout !== undefined && requestTimeout >= cfg.server.hold_lease_ms) {
       ctx.addIssue({

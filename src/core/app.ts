@@ -18,7 +18,13 @@ import { modelsRoutes } from '../http/models.js';
 import { usageRoutes } from '../http/usage.js';
 import type { AppDeps, AppEnv } from './deps.js';
 
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+/**
+ * Which doors an app serves: `all` (the default, one listener), or, when the operator API has a listener of
+ * its own (SVC_ADMIN_PORT), `public` (everything but /admin/v1) and `admin` (only /admin/v1 and /healthz).
+ */
+export type Doors = 'all' | 'public' | 'admin';
+
+export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(onError);
   app.notFound(onNotFound);
@@ -34,16 +40,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`),
     ),
   );
-  app.use('/v1/*', limit);
-  app.use('/v1/*', auth);
-  app.route('/v1/models', modelsRoutes);
-  app.route('/v1/chat/completions', chatCompletionsRoutes);
-  app.route('/v1/credits', creditsRoutes);
-  app.route('/v1/usage', usageRoutes);
-  app.route('/v1/api-keys', apiKeysRoutes);
-  app.use('/admin/v1/*', limit);
-  app.use('/admin/v1/*', adminAuth);
-  app.route('/admin/v1', adminAccountRoutes);
-  app.route('/admin/v1', adminHealthRoutes);
+  // Authentication first: an anonymous client gets its 401 before a byte of its body is read.
+  if (doors !== 'admin') {
+    app.use('/v1/*', auth);
+    app.use('/v1/*', limit);
+    app.route('/v1/models', modelsRoutes);
+    app.route('/v1/chat/completions', chatCompletionsRoutes);
+    app.route('/v1/credits', creditsRoutes);
+    app.route('/v1/usage', usageRoutes);
+    app.route('/v1/api-keys', apiKeysRoutes);
+  }
+  if (doors !== 'public') {
+    app.use('/admin/v1/*', adminAuth);
+    app.use('/admin/v1/*', limit);
+    app.route('/admin/v1', adminAccountRoutes);
+    app.route('/admin/v1', adminHealthRoutes);
+  }
   return app;
 }

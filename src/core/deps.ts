@@ -1,3 +1,6 @@
+import type { CompletionLimits } from '../completions/completion.js';
+import type { CompletionRegistry } from '../completions/registry.js';
+import type { RateLimiting } from '../ratelimit/admit.js';
 import type { RoutingTable } from '../routing/router.js';
 import type { Store } from '../store/types.js';
 import type { Clock } from './clock.js';
@@ -11,18 +14,30 @@ export interface AppDeps {
   logger: Logger;
   /** Bearer token of the operator API (/admin/v1); null disables that API. */
   adminToken: string | null;
-  limits: {
+  limits: CompletionLimits & {
     maxBodyBytes: number;
-    /** Lifetime of a credit hold before the reaper may void it; longer than any upstream call. */
-    holdLeaseMs: number;
-    /** The longest a chat completion may run, across failover attempts; shorter than the lease. */
-    requestTimeoutMs: number;
-    /** Silence after which a stream gets an SSE comment. */
-    keepaliveMs: number;
+    /** Delay added per recent failed admin-token attempt (src/http/middleware/admin-auth.ts); 0: none. */
+    adminFailureDelayMs: number;
+    /** `limits.media_url_max_tokens`: tokens held for a media URL of unknowable size; null refuses it (400). */
+    mediaUrlMaxTokens: number | null;
   };
+  /** The completions alive in this process; the runtime drains it on shutdown. */
+  completions: CompletionRegistry;
+  /** Per-key rate limits (src/ratelimit/): in process, or shared through Redis. */
+  rateLimiting: RateLimiting;
+}
+
+/**
+ * What a runtime may pass along with each request. The Node server (@hono/node-server) passes the
+ * response object, whose `destroy` cuts a client connection that stopped reading; runtimes without it
+ * (Workers) apply their own backpressure limits.
+ */
+export interface RuntimeBindings {
+  outgoing?: { destroy(error?: Error): void };
 }
 
 export interface AppEnv {
+  Bindings: RuntimeBindings | undefined;
   Variables: {
     deps: AppDeps;
     requestId: string;

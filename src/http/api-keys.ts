@@ -1,10 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../core/deps.js';
-import { forbidden, notFound } from '../openai/errors.js';
+import { forbidden, notFound, unauthorized } from '../openai/errors.js';
+import { StoreError } from '../store/errors.js';
 import { validationError } from '../openai/validation-errors.js';
 import { canSee, escalation } from '../keys/key-policy.js';
 import { createApiKey, keyView } from '../keys/key-service.js';
+import { inheritRateLimits } from '../ratelimit/key-limits.js';
 import { readJson } from './json-body.js';
 
 const createBody = z
@@ -12,6 +14,8 @@ const createBody = z
     name: z.string().min(1).max(128).nullable().optional(),
     environment: z.enum(['live', 'test']).optional(),
     daily_credit_limit: z.number().int().min(1).nullable().optional(),
+    rpm_limit: z.number().int().min(1).max(1e9).nullable().optional(),
+    tpm_limit: z.number().int().min(1).max(1e12).nullable().optional(),
   })
   .strict();
 
@@ -33,7 +37,21 @@ export const apiKeysRoutes = new Hono<AppEnv>()
     };
     const refused = escalation(actor, wanted);
     if (refused) throw forbidden('key_escalation', refused.message, refused.param);
-    const created = await createApiKey(c.get('deps').store.keys, { accountId: actor.accountId, name: b.name ?? null, ...wanted });
+    const rate = inheritRateLimits(actor, { rpmLimit: b.rpm_limit, tpmLimit: b.tpm_limit });
+    // A capped actor's new key is its child: it shares the actor's daily budget and is revoked with it, so
+    // minting keys cannot multiply a cap. An uncapped actor has no budget to multiply, and its keys stand
+    // alone, so a key can be rotated through the API (docs/api.md, "Key families"). An actor revoked since
+    // its authentication cannot have a child.
+    const created = await createApiKey(c.get('deps').store.keys, {
+      accountId: actor.accountId,
+      name: b.name ?? null,
+      ...wanted,
+      ...rate,
+      parentKeyId: actor.dailyCreditLimit === null ? null : actor.id,
+    }).catch((error: unknown) => {
+      if (error instanceof StoreError && error.code === 'not_found') throw unauthorized('revoked_api_key', 'This API key has been revoked.');
+      throw error;
+    });
     return c.json({ ...keyView(created.record), secret: created.secret }, 201);
   })
   .delete('/:id', async (c) => {
@@ -49,6 +67,7 @@ export const apiKeysRoutes = new Hono<AppEnv>()
       const refused = escalation(actor, target);
       if (refused) throw forbidden('key_escalation', refused.message);
     }
+    // Revokes the key's descendants with it, in the same step.
     const revoked = await store.keys.revokeKey(id);
     return c.json({ ...keyView(revoked ?? target), deleted: true });
   });

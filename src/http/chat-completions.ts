@@ -1,22 +1,41 @@
-import { Hono } from 'hono';
-import { Meter } from '../billing/meter.js';
+import { Hono, type Context } from 'hono';
 import { quoteRequest } from '../billing/quote.js';
-import type { CompletionContext } from '../completions/context.js';
+import { Completion, type CompletionDeps } from '../completions/completion.js';
 import { completeNonStreaming } from '../completions/non-streaming.js';
 import { startStreaming } from '../completions/streaming.js';
 import { SSE_HEADERS } from '../streaming/sse-encode.js';
-import type { AppEnv } from '../core/deps.js';
+import type { AppDeps, AppEnv } from '../core/deps.js';
 import { newId, newTimeOrderedId } from '../core/ids.js';
 import { parseChatRequest } from '../openai/chat-request.js';
+import type { ChatCompletion } from '../openai/chat-types.js';
 import { notFound } from '../openai/errors.js';
 import { ALIASES, isAlias } from '../routing/catalog.js';
+import { admitRate } from '../ratelimit/admit.js';
 import { resolveRoute } from '../routing/router.js';
+import type { StoredResponse } from '../store/types.js';
+import {
+  IDEMPOTENCY_HEADER,
+  IdempotentRequest,
+  idempotentHoldId,
+  parseIdempotencyKey,
+  requestFingerprint,
+} from './idempotency.js';
 import { readJson } from './json-body.js';
 import { parseQualityBiasHeader, QUALITY_BIAS_HEADER } from './quality-bias-header.js';
 
+function completionDeps(deps: AppDeps): CompletionDeps {
+  return { ledger: deps.store.ledger, clock: deps.clock, logger: deps.logger, limits: deps.limits, registry: deps.completions };
+}
+
+function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
+  return new Response(stored.body, {
+    status: stored.status,
+    headers: { 'content-type': stored.contentType, 'idempotent-replayed': 'true', 'x-request-id': c.get('requestId') },
+  });
+}
+
 export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   const deps = c.get('deps');
-  const startedAt = deps.clock.now();
   const request = parseChatRequest(await readJson(c));
   if (!isAlias(request.model)) {
     throw notFound(
@@ -26,41 +45,93 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
     );
   }
   const qualityBias = parseQualityBiasHeader(c.req.header(QUALITY_BIAS_HEADER));
+  const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_HEADER));
   const key = c.get('key');
   const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
-  const quote = quoteRequest(route.entry, route.defaultMaxTokens, request);
-  const meter = await Meter.open(deps.store.ledger, {
-    holdId: newTimeOrderedId('hold_'),
-    keyId: key.id,
-    accountId: key.accountId,
-    environment: key.environment,
-    amount: quote.worstCaseCredits,
-    leaseMs: deps.limits.holdLeaseMs,
-  });
-  const ctx: CompletionContext = {
-    clock: deps.clock,
-    key,
-    request,
-    requestId: c.get('requestId'),
-    completionId: newId('chatcmpl-'),
-    created: Math.floor(startedAt / 1000),
-    startedAt,
-    route,
-    quote,
-    meter,
-    clientSignal: c.req.raw.signal,
-    requestDeadlineAt: Date.now() + deps.limits.requestTimeoutMs,
-    keepaliveMs: deps.limits.keepaliveMs,
+  const quote = await quoteRequest(route, request, { mediaUrlMaxTokens: deps.limits.mediaUrlMaxTokens });
+  // Before the credit hold: a request over the key's rate limit is refused (429) holding nothing.
+  const rateHeaders = await admitRate(deps.rateLimiting, key, quote);
+  const requestId = c.get('requestId');
+
+  let idempotent: IdempotentRequest | null = null;
+  let holdId = newTimeOrderedId('hold_');
+  if (idempotencyKey !== null) {
+    const fingerprint = await requestFingerprint(await c.req.text(), qualityBias);
+    const claim = await IdempotentRequest.claim(deps.store.idempotency, { keyId: key.id, key: idempotencyKey, fingerprint });
+    if ('replay' in claim) return replayed(c, claim.replay);
+    idempotent = claim.claimed;
+    holdId = await idempotentHoldId(key.id, idempotencyKey);
+  }
+  // Idempotency writes outlive the completion by a moment; shutdown waits for them (the registry tracks them).
+  const release = (): void => {
+    if (idempotent === null) return;
+    deps.completions.track(
+      idempotent.release().catch((e: unknown) => deps.logger.warn('idempotency key release failed', { requestId, error: String(e) })),
+    );
   };
+  const record = (response: StoredResponse): Promise<void> => {
+    if (idempotent === null) return Promise.resolve();
+    const write = idempotent.record(response).catch((e: unknown) => deps.logger.warn('idempotency record failed', { requestId, error: String(e) }));
+    deps.completions.track(write);
+    return write;
+  };
+
+  let completion: Completion;
   try {
-    if (request.stream) {
-      const body = await startStreaming(ctx);
-      return new Response(body, { headers: { ...SSE_HEADERS, 'x-request-id': ctx.requestId } });
-    }
-    return c.json(await completeNonStreaming(ctx));
+    completion = await Completion.open(completionDeps(deps), {
+      key,
+      request,
+      requestId,
+      completionId: newId('chatcmpl-'),
+      holdId,
+      holdIdFromRequest: idempotent !== null,
+      route,
+      quote,
+      clientSignal: c.req.raw.signal,
+      afterPartial: request.stream ? 'continue' : 'restart',
+    });
   } catch (e) {
-    // Whatever went wrong before the answer left, the hold must not outlive the request (void is idempotent).
-    await meter.void();
+    release();
     throw e;
   }
+
+  if (request.stream) {
+    let recording = '';
+    const decoder = new TextDecoder();
+    const outgoing = c.env?.outgoing;
+    const abandonConnection = outgoing ? (error: Error) => outgoing.destroy(error) : undefined;
+    const body = await startStreaming(
+      completion,
+      idempotent === null
+        ? { abandonConnection }
+        : {
+            abandonConnection,
+            tap: (bytes) => {
+              recording += decoder.decode(bytes, { stream: true });
+            },
+            beforeDone: (ending) =>
+              ending === 'completed'
+                ? record({ status: 200, contentType: SSE_HEADERS['content-type'] ?? 'text/event-stream', body: recording + decoder.decode() })
+                : Promise.resolve(),
+            onClosed: (ending) => {
+              if (ending !== 'completed') release();
+            },
+          },
+    ).catch((e: unknown) => {
+      release();
+      throw e;
+    });
+    return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, 'x-request-id': requestId } });
+  }
+  let answer: ChatCompletion;
+  try {
+    answer = await completeNonStreaming(completion);
+  } catch (e) {
+    release();
+    throw e;
+  }
+  const json = JSON.stringify(answer);
+  // The answer is paid for: a failure to keep it for replay must not take it from the client.
+  await record({ status: 200, contentType: 'application/json', body: json });
+  return c.body(json, 200, { ...rateHeaders, 'content-type': 'application/json' });
 });

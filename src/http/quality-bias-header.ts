@@ -1,7 +1,7 @@
 /**
- * `x-svc-quality-bias: <0..1>`: the caller's per-request setting of svc-auto's cost/quality dial, in
- * place of the operator's `aliases.svc-auto.quality_bias`. A malformed value is refused rather than
- * ignored, so a typo cannot silently route a request on the default.
+ * `x-svc-quality-bias: <0..1>`: the caller's per-request setting of svc-auto's cost/quality dial, which
+ * may lower the operator's `aliases.svc-auto.quality_bias` but not raise it (src/routing/router.ts). A
+ * malformed value is refused rather than ignored, so a typo cannot silently route a request on the default.
  */
 import { invalidRequest } from '../openai/errors.js';
 

@@ -11,7 +11,17 @@ export interface CreatedKey {
 
 export async function createApiKey(
   keys: KeyStore,
-  input: { accountId: string; environment: Environment; name: string | null; dailyCreditLimit: number | null },
+  input: {
+    accountId: string;
+    environment: Environment;
+    name: string | null;
+    dailyCreditLimit: number | null;
+    /** Per-key rate limits (docs/rate-limits.md); null or absent: the configured default. */
+    rpmLimit?: number | null;
+    tpmLimit?: number | null;
+    /** The key creating this one through the API; absent for the operator's keys (CLI, admin API). */
+    parentKeyId?: string | null;
+  },
 ): Promise<CreatedKey> {
   const { secret, keyId } = generateKey(input.environment);
   const { salt, hash } = await hashSecret(secret);
@@ -24,6 +34,9 @@ export async function createApiKey(
     secretHash: hash,
     redacted: redactKey(secret),
     dailyCreditLimit: input.dailyCreditLimit,
+    rpmLimit: input.rpmLimit ?? null,
+    tpmLimit: input.tpmLimit ?? null,
+    parentKeyId: input.parentKeyId ?? null,
   });
   return { record, secret };
 }
@@ -37,6 +50,9 @@ export function keyView(k: ApiKeyRecord): Record<string, unknown> {
     environment: k.environment,
     redacted_key: k.redacted,
     daily_credit_limit: k.dailyCreditLimit,
+    parent_key_id: k.parentKeyId,
+    rpm_limit: k.rpmLimit,
+    tpm_limit: k.tpmLimit,
     created_at: Math.floor(k.createdAt / 1000),
     revoked_at: k.revokedAt === null ? null : Math.floor(k.revokedAt / 1000),
   };

@@ -7,34 +7,47 @@
  *
  * What does not change: the key row is still read from the database on every request (revocation stays
  * immediate everywhere), and an entry only ever matches the salt and hash it was verified against, so a
- * rotated or re-issued key is verified again. The price: the process keeps up to `capacity` secrets that
- * clients are sending it anyway in memory, as any server holding a session does.
+ * rotated or re-issued key is verified again.
+ *
+ * No secret is kept: an entry holds an HMAC-SHA256 of the secret under a random key drawn when the process
+ * starts (synchronous, pure JS: about 3 us, against a WebCrypto round trip), so a heap dump or a core file
+ * holds digests that authenticate nothing anywhere.
  */
+import { hmac } from '@noble/hashes/hmac';
+import { sha256 } from '@noble/hashes/sha256';
 import { verifySecret } from './key-hash.js';
 
 interface Verified {
-  secret: string;
+  digest: Uint8Array;
   salt: string;
   hash: string;
 }
 
-/** Compares two strings in time that depends on their length only (both are keys of one fixed length). */
-function sameString(a: string, b: string): boolean {
+const encoder = new TextEncoder();
+
+/** Compares two digests in time that depends on their length only. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
   return diff === 0;
 }
 
 export class VerifiedSecrets {
   private readonly entries = new Map<string, Verified>();
+  /** Lives only in this process's memory; a restart forgets every entry anyway. */
+  private readonly digestKey = crypto.getRandomValues(new Uint8Array(32));
 
   constructor(private readonly capacity = 10_000) {}
+
+  private digest(secret: string): Uint8Array {
+    return hmac(sha256, this.digestKey, encoder.encode(secret));
+  }
 
   /** True when `secret` is the secret of the key row (id, salt, hash). */
   async verify(keyId: string, secret: string, salt: string, hash: string): Promise<boolean> {
     const known = this.entries.get(keyId);
-    if (known !== undefined && known.salt === salt && known.hash === hash && sameString(known.secret, secret)) return true;
+    if (known !== undefined && known.salt === salt && known.hash === hash && sameBytes(known.digest, this.digest(secret))) return true;
     if (!(await verifySecret(secret, salt, hash))) return false;
     // Re-inserted so the Map's insertion order is least-recently verified first; the oldest goes when full.
     this.entries.delete(keyId);
@@ -42,7 +55,7 @@ export class VerifiedSecrets {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(keyId, { secret, salt, hash });
+    this.entries.set(keyId, { digest: this.digest(secret), salt, hash });
     return true;
   }
 

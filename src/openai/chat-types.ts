@@ -142,13 +142,19 @@ export interface SvcMetadata {
   routed_model: string;
   routed_provider: string;
   credits_used: number;
-  balance_remaining: number;
+  /** Null only when the ledger could not confirm the charge in time (`settlement: "pending"`). */
+  balance_remaining: number | null;
   /** Tokens the charge was computed from. */
   tokens_metered: { prompt: number; completion: number; total: number };
   /** Wall time from request receipt to the last byte of the answer, in ms. */
   latency_ms: number;
   /** Present when svc-auto chose the tier. */
   routing?: { tier: string; confidence: number; reason: string };
+  /**
+   * Present (`pending`) when the ledger could not be reached to confirm the charge: `credits_used` is the
+   * charge being posted, retried until the ledger answers.
+   */
+  settlement?: 'pending';
   /** Every upstream attempt in order, when more than one was made. */
   attempts?: { provider: string; model: string; outcome: string }[];
 }

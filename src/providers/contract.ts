@@ -33,6 +33,10 @@ export interface UpstreamCompletion {
   model: string | null;
 }
 
+/**
+ * `usage` may come more than once: providers that send running totals (Gemini) report each as it arrives,
+ * so an answer abandoned mid-way is charged what the provider counted so far; the last one counts.
+ */
 export type StreamEvent =
   | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null }
   | { type: 'usage'; usage: UpstreamTokens };
@@ -63,9 +67,13 @@ export class UpstreamError extends Error {
   }
 }
 
+/** The wire protocol an adapter speaks; decides, among others, how its attachments are billed (src/billing/media/). */
+export type ProviderProtocol = 'openai-compatible' | 'anthropic' | 'gemini' | 'sandbox';
+
 export interface ProviderAdapter {
   /** The provider's configured name, e.g. `openai`; used as `routed_provider`. */
   readonly name: string;
+  readonly protocol: ProviderProtocol;
   /** Whether calls cost money: test-environment keys are only ever served by free (sandbox) providers. */
   readonly paid: boolean;
   complete(call: UpstreamCall): Promise<UpstreamCompletion>;

@@ -12,13 +12,20 @@ import { createAnthropicAdapter } from './anthropic/adapter.js';
 import { createGeminiAdapter } from './gemini/adapter.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { createSandboxAdapter } from './sandbox/adapter.js';
+import { capResponseBytes } from './upstream-byte-cap.js';
+import { boundOutput } from './upstream-output-bound.js';
 
 /** Provider API keys, resolved by the runtime from the environment variables the config names. */
 export type ProviderSecrets = Readonly<Record<string, string | null>>;
 
 const TIERS: Record<Tier, TierAlias> = { fast: 'svc-fast', code: 'svc-code', smart: 'svc-smart' };
 
+/** Every adapter's answers are bounded: in bytes read (its fetch) and in output past its `max_tokens`. */
 function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): ProviderAdapter {
+  return boundOutput(buildProtocolAdapter(name, p, secrets, fetchImpl));
+}
+
+function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): ProviderAdapter {
   switch (p.type) {
     case 'openai-compatible':
       return createOpenAICompatibleAdapter({
@@ -94,7 +101,8 @@ export function buildRoutingTable(
     return h;
   };
   const adapters = new Map<string, ProviderAdapter>();
-  for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, fetchImpl));
+  const cappedFetch = capResponseBytes(fetchImpl, config.server.max_upstream_response_bytes);
+  for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, cappedFetch));
 
   // Test keys use the configured sandbox provider if there is one, else a built-in instant sandbox.
   const free =

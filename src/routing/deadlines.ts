@@ -5,8 +5,14 @@
  *
  * - connect: until the upstream accepts the call (answers with a status and headers);
  * - first token: from the start of the attempt until its first event;
- * - between chunks: the longest silence after that;
- * - total: the whole attempt; the request's own deadline (across attempts) caps it too.
+ * - between chunks: the longest silence after that, counted only while the caller waits for the next event:
+ *   a client that reads slowly pauses the caller, and its slowness is not the upstream's stall (it must not
+ *   fail the attempt nor count against the target's circuit breaker);
+ * - total: the whole attempt; the request's own deadline (across attempts) caps it too. When one of these
+ *   passes while the caller is not waiting on the upstream, the request ran out of time on the client's
+ *   side: the attempt is aborted as `aborted`, which blames no target.
+ *
+ * Instants are `performance.now()`: a step of the machine's wall clock must not fire (or hold back) a deadline.
  *
  * One timer per attempt, re-armed only when the phase changes: an event on a healthy stream costs one clock
  * read, not a clearTimeout/setTimeout pair.
@@ -33,10 +39,14 @@ type Phase = 'connect' | 'first_token' | 'streaming' | 'done';
 export class AttemptDeadlines {
   readonly controller = new AbortController();
   private phase: Phase = 'connect';
-  private readonly startedAt = Date.now();
+  private readonly startedAt = performance.now();
   private lastEventAt = this.startedAt;
   private firstEventAt: number | null = null;
+  /** Whether the caller is waiting for the next event (between chunks); false while it relays one. */
+  private awaited = true;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the pending timer fires. */
+  private timerAt = Number.POSITIVE_INFINITY;
   private readonly onParentAbort = (): void => {
     this.controller.abort(new UpstreamError('aborted', 'the client closed the connection'));
   };
@@ -44,7 +54,7 @@ export class AttemptDeadlines {
   constructor(
     private readonly deadlines: Deadlines,
     private readonly parent: AbortSignal,
-    /** Epoch ms after which the whole request gives up, whatever this attempt's own deadlines say. */
+    /** `performance.now()` instant after which the whole request gives up, whatever this attempt's own deadlines say. */
     private readonly requestDeadlineAt: number,
     /** A one-piece call: its first token arrives with its last, so the first-token deadline bounds it all. */
     oneShot = false,
@@ -71,10 +81,20 @@ export class AttemptDeadlines {
     this.arm();
   }
 
+  /** The caller asks for the next event: from now on, silence is the upstream's. */
+  waiting(): void {
+    if (this.awaited) return;
+    this.awaited = true;
+    this.lastEventAt = performance.now();
+    // A timer due no later than the new deadline re-reads it when it fires: no timer churn on a healthy stream.
+    if (this.phase === 'streaming' && (this.timer === null || this.timerAt > this.lastEventAt + this.deadlines.betweenChunksMs)) this.arm();
+  }
+
   /** An event arrived. */
   event(): void {
-    const now = Date.now();
+    const now = performance.now();
     this.lastEventAt = now;
+    this.awaited = false;
     if (this.phase === 'first_token' || this.phase === 'connect') {
       this.firstEventAt = now;
       this.phase = 'streaming';
@@ -88,6 +108,7 @@ export class AttemptDeadlines {
     this.phase = 'done';
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
     this.parent.removeEventListener('abort', this.onParentAbort);
   }
 
@@ -96,7 +117,8 @@ export class AttemptDeadlines {
     let phase: { at: number; what: string };
     if (this.phase === 'connect') phase = { at: this.startedAt + d.connectMs, what: `the upstream did not accept the call within ${d.connectMs} ms` };
     else if (this.phase === 'first_token') phase = { at: this.startedAt + d.firstTokenMs, what: `no first token within ${d.firstTokenMs} ms` };
-    else phase = { at: this.lastEventAt + d.betweenChunksMs, what: `the stream stalled for ${d.betweenChunksMs} ms` };
+    else if (this.awaited) phase = { at: this.lastEventAt + d.betweenChunksMs, what: `the stream stalled for ${d.betweenChunksMs} ms` };
+    else phase = { at: Number.POSITIVE_INFINITY, what: '' };
     const total = { at: this.startedAt + d.totalMs, what: `the attempt exceeded its total deadline of ${d.totalMs} ms` };
     const request = { at: this.requestDeadlineAt, what: 'the request exceeded its deadline' };
     let next = phase;
@@ -110,18 +132,21 @@ export class AttemptDeadlines {
     this.timer = null;
     if (this.phase === 'done' || this.controller.signal.aborted) return;
     const { at } = this.nextDeadline();
-    this.timer = setTimeout(() => this.check(), Math.max(0, at - Date.now()));
+    this.timerAt = at;
+    if (at !== Number.POSITIVE_INFINITY) this.timer = setTimeout(() => this.check(), Math.max(0, at - performance.now()));
   }
 
   private check(): void {
     this.timer = null;
     if (this.phase === 'done') return;
     const next = this.nextDeadline();
-    if (Date.now() >= next.at) {
-      this.controller.abort(new UpstreamError('timeout', next.what));
+    if (performance.now() >= next.at) {
+      const blameless = this.phase === 'streaming' && !this.awaited;
+      this.controller.abort(new UpstreamError(blameless ? 'aborted' : 'timeout', next.what));
       return;
     }
-    // Events moved the deadline on since the timer was set.
-    this.timer = setTimeout(() => this.check(), next.at - Date.now());
+    // Events moved the deadline on since the timer was set; none is due while the caller relays an event.
+    this.timerAt = next.at;
+    if (next.at !== Number.POSITIVE_INFINITY) this.timer = setTimeout(() => this.check(), next.at - performance.now());
   }
 }

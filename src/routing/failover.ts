@@ -16,6 +16,7 @@
  *
  * When nothing is left to try, `open` and `next` throw AllTargetsFailed.
  */
+import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type StreamEvent } from '../providers/contract.js';
@@ -47,22 +48,19 @@ export interface FailoverOptions {
   /** `max_tokens` is the bound of the whole answer, across attempts. */
   request: ChatRequest & { max_tokens: number };
   clientSignal: AbortSignal;
-  /** Epoch ms after which no attempt may run. */
+  /** `performance.now()` instant after which no attempt may run (monotonic: a wall-clock step moves no deadline). */
   requestDeadlineAt: number;
   afterPartial: 'continue' | 'restart';
   /** Estimates the tokens of delivered text, to bound a continuation's output. */
   countTokens: (text: string) => number;
+  /** The completion's record of what was produced: kept up to date here, as events pass. */
+  delivery: Delivery;
 }
 
 interface Live {
   target: Target;
   deadlines: AttemptDeadlines;
   events: AsyncIterator<StreamEvent>;
-  /** Text (and tool calls) this attempt produced so far. */
-  produced: string;
-  /** Non-empty deltas among them. */
-  producedDeltas: number;
-  producedToolCall: boolean;
   continuation: boolean;
 }
 
@@ -86,31 +84,18 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
   private nextIndex = 0;
   private live: Live | null = null;
   private lastTarget: Target | null = null;
-  /** Text the caller holds from attempts before the live one (continue mode). */
-  private priorText = '';
-  private priorDeltas = 0;
   private finished = false;
 
-  private constructor(private readonly options: FailoverOptions) {}
+  constructor(private readonly options: FailoverOptions) {}
 
   /** Resolves once a target accepted the call; throws AllTargetsFailed when none did. */
-  static async open(options: FailoverOptions): Promise<FailoverStream> {
-    const stream = new FailoverStream(options);
-    await stream.startNext(null);
-    return stream;
+  async open(): Promise<void> {
+    await this.startNext(null);
   }
 
-  /** The target serving (or, once finished, that served) the answer's end. */
-  get target(): Target {
-    return (this.live?.target ?? this.lastTarget) as Target;
-  }
-
-  /**
-   * What the caller received from attempts before the one that finished, when the answer spans several
-   * (continue mode); null when one attempt produced all of it, so its reported usage is exact.
-   */
-  get splicedPrefix(): { text: string; deltas: number } | null {
-    return this.priorText.length > 0 ? { text: this.priorText, deltas: this.priorDeltas } : null;
+  /** The target serving (or, once finished, that served) the answer's end; null before any was tried. */
+  get target(): Target | null {
+    return this.live?.target ?? this.lastTarget;
   }
 
   async next(): Promise<IteratorResult<FailoverEvent>> {
@@ -118,6 +103,9 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       const live = this.live;
       if (live === null) return { done: true, value: undefined };
       let result: IteratorResult<StreamEvent>;
+      // The between-chunks deadline measures the upstream while the caller waits on it, never the time the
+      // caller (a slow client) took before asking for more.
+      live.deadlines.waiting();
       try {
         result = await live.events.next();
       } catch (raw) {
@@ -133,31 +121,30 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       }
       live.deadlines.event();
       const ev = result.value;
-      if (ev.type === 'delta') {
-        const d = ev.delta;
-        if (d.content || d.refusal) {
-          live.produced += (d.content ?? '') + (d.refusal ?? '');
-          live.producedDeltas++;
-        }
-        if (d.tool_calls !== undefined) live.producedToolCall = true;
-      }
+      if (ev.type === 'delta') this.options.delivery.produce(ev.delta, ev.finishReason);
+      else this.options.delivery.reportUsage(ev.usage);
       return { done: false, value: ev };
     }
   }
 
   /** The caller gives up (client gone): close the live attempt without blaming its target. */
   async return(): Promise<IteratorResult<FailoverEvent>> {
+    await this.close('client_closed');
+    return { done: true, value: undefined };
+  }
+
+  /** Closes the live attempt, if any, without blaming its target; `outcome` is recorded as its attempt's. */
+  async close(outcome: string): Promise<void> {
     const live = this.live;
     this.live = null;
     if (live !== null && !this.finished) {
       this.lastTarget = live.target;
-      live.deadlines.controller.abort(new UpstreamError('aborted', 'the client closed the connection'));
+      live.deadlines.controller.abort(new UpstreamError('aborted', `the request ended (${outcome})`));
       live.deadlines.done();
       live.target.health.release();
-      this.attempts.push(this.record(live, 'client_closed'));
+      this.attempts.push(this.record(live, outcome));
       await live.events.return?.().catch(() => undefined);
     }
-    return { done: true, value: undefined };
   }
 
   private succeed(live: Live): void {
@@ -183,18 +170,20 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
     if (e.kind === 'unsupported') live.target.health.release();
     else live.target.health.failure();
 
-    const produced = live.produced.length > 0 || live.producedToolCall;
-    if (!produced) {
+    const { delivery } = this.options;
+    if (!delivery.attemptProduced) {
+      delivery.restart();
       await this.startNext(e);
       return null;
     }
     if (this.options.afterPartial === 'restart') {
+      // Until the next target accepts, the failed attempt's output is what the upstreams produced.
       await this.startNext(e);
+      delivery.restart();
       return { type: 'restart' };
     }
-    if (live.producedToolCall) throw new AllTargetsFailed(e, this.attempts);
-    this.priorText += live.produced;
-    this.priorDeltas += live.producedDeltas;
+    if (delivery.attemptProducedToolCall) throw new AllTargetsFailed(e, this.attempts);
+    delivery.splice();
     await this.startNext(e);
     return null;
   }
@@ -218,7 +207,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
           provider: target.adapter.name,
           model: target.model,
           outcome: outcomeOf(e),
-          ...(this.priorText ? { continuation: true } : {}),
+          ...(this.options.delivery.continuedText ? { continuation: true } : {}),
         });
         this.lastTarget = target;
         if (e.kind === 'aborted' || requestRefused(e)) {
@@ -234,7 +223,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
 
   private nextCandidate(): Target | null {
     const { targets, requestDeadlineAt } = this.options;
-    if (Date.now() >= requestDeadlineAt) return null;
+    if (performance.now() >= requestDeadlineAt) return null;
     while (this.nextIndex < targets.length) {
       const target = targets[this.nextIndex++] as Target;
       if (target.health.admit() !== 'skip') return target;
@@ -245,15 +234,16 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
   }
 
   private async start(target: Target): Promise<void> {
-    const { request, clientSignal, requestDeadlineAt, countTokens } = this.options;
+    const { request, clientSignal, requestDeadlineAt, countTokens, delivery } = this.options;
     const deadlines = new AttemptDeadlines(target.deadlines, clientSignal, requestDeadlineAt, target.oneShot);
-    const continuation = this.priorText.length > 0;
+    const partial = delivery.continuedText;
+    const continuation = partial.length > 0;
     const call = continuation
       ? {
-          request: { ...request, max_tokens: Math.max(1, request.max_tokens - countTokens(this.priorText)) },
+          request: { ...request, max_tokens: Math.max(1, request.max_tokens - countTokens(partial)) },
           model: target.model,
           signal: deadlines.signal,
-          continuation: { partial: this.priorText },
+          continuation: { partial },
         }
       : { request, model: target.model, signal: deadlines.signal };
     let events: AsyncIterable<StreamEvent>;
@@ -264,15 +254,8 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       throw e;
     }
     deadlines.accepted();
-    this.live = {
-      target,
-      deadlines,
-      events: events[Symbol.asyncIterator](),
-      produced: '',
-      producedDeltas: 0,
-      producedToolCall: false,
-      continuation,
-    };
+    delivery.accept();
+    this.live = { target, deadlines, events: events[Symbol.asyncIterator](), continuation };
   }
 
   private record(live: Live, outcome: string): Attempt {

@@ -52,7 +52,7 @@ const TIER_OF_ALIAS: Record<Exclude<Alias, 'svc-auto'>, Tier> = {
 
 /**
  * `request` is what svc-auto reads (messages and tool definitions); `qualityBias`, when given, is the
- * caller's per-request dial (the `x-svc-quality-bias` header) and replaces the configured one.
+ * caller's per-request dial (the `x-svc-quality-bias` header), which may lower the configured one, never raise it.
  */
 export function resolveRoute(
   table: RoutingTable,
@@ -64,7 +64,9 @@ export function resolveRoute(
   const entry = CATALOG[alias];
   const tiers = environment === 'test' ? table.testTiers : table.tiers;
   if (alias === 'svc-auto') {
-    const decision = classifyRequest(request, qualityBias ?? table.autoQualityBias);
+    // A client may lower the operator's dial (spend less), never raise it: svc-auto's price is fixed, so a
+    // higher bias would buy svc-smart answers at svc-auto's price.
+    const decision = classifyRequest(request, qualityBias === null ? table.autoQualityBias : Math.min(qualityBias, table.autoQualityBias));
     const route = tiers[decision.tier];
     return {
       entry,

@@ -74,13 +74,24 @@ export const AUDIT_CHECKS: readonly AuditCheck[] = [
   },
   {
     name: 'daily_cap_counter',
-    rule: "each key's daily counter = pending holds' amounts + settled amounts of that key's holds reserved that day",
-    sql: `SELECT k.key_id || '/' || k.day AS subject,
+    rule:
+      "each key's daily counter = pending holds' amounts + settled amounts of the holds reserved that day by the key " +
+      'and, for a capped key, by its descendants (its family shares its budget)',
+    // budget(key_id, budget_id): the counters a reserve of key_id adds to, its own and its capped ancestors'.
+    sql: `WITH RECURSIVE chain(key_id, ancestor_id, depth) AS (
+            SELECT id, id, 0 FROM api_keys
+            UNION ALL
+            SELECT c.key_id, a.parent_key_id, c.depth + 1 FROM chain c JOIN api_keys a ON a.id = c.ancestor_id
+            WHERE a.parent_key_id IS NOT NULL),
+          budget(key_id, budget_id) AS (
+            SELECT c.key_id, c.ancestor_id FROM chain c JOIN api_keys b ON b.id = c.ancestor_id
+            WHERE c.depth = 0 OR b.daily_credit_limit IS NOT NULL)
+          SELECT k.key_id || '/' || k.day AS subject,
                  'counter ' || CAST(k.committed AS TEXT) || ' vs holds ' || CAST(COALESCE(x.committed, 0) AS TEXT) AS detail
           FROM key_daily_usage k
-          LEFT JOIN (SELECT key_id, day,
-                            SUM(CASE WHEN status = 'pending' THEN amount WHEN status = 'settled' THEN settled_amount ELSE 0 END) AS committed
-                     FROM holds GROUP BY key_id, day) x
+          LEFT JOIN (SELECT b.budget_id AS key_id, h.day,
+                            SUM(CASE WHEN h.status = 'pending' THEN h.amount WHEN h.status = 'settled' THEN h.settled_amount ELSE 0 END) AS committed
+                     FROM holds h JOIN budget b ON b.key_id = h.key_id GROUP BY b.budget_id, h.day) x
             ON x.key_id = k.key_id AND x.day = k.day
           WHERE COALESCE(x.committed, 0) <> k.committed`,
   },

@@ -34,6 +34,7 @@ export function validateSettle(input: SettleInput): void {
   if (!Number.isSafeInteger(input.amount)) throw invalidInput(`amount must be an integer, got ${String(input.amount)}`);
   assertCount(input.usage.promptTokens, 'usage.promptTokens', 0);
   assertCount(input.usage.completionTokens, 'usage.completionTokens', 0);
+  assertCount(input.usage.shortfallCredits, 'usage.shortfallCredits', 0);
   if (!Number.isFinite(input.usage.latencyMs) || input.usage.latencyMs < 0) {
     throw invalidInput(`usage.latencyMs must be a finite number >= 0, got ${String(input.usage.latencyMs)}`);
   }

@@ -1,4 +1,5 @@
-import type { Account, ApiKeyRecord, CreditKind, Environment, Grant, UsageDayRow } from './types.js';
+import { StoreError } from './errors.js';
+import type { Account, ApiKeyRecord, CreditKind, Environment, Grant, HoldStatus, NewApiKey, UsageDayRow } from './types.js';
 
 /**
  * Rows as both stores read them, and their mapping to the contract's records. The SQLite and PostgreSQL
@@ -17,7 +18,8 @@ export function toAccount(row: AccountRow): Account {
 }
 
 export const KEY_COLUMNS =
-  'id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at, revoked_at';
+  'id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at, revoked_at, rpm_limit, tpm_limit, ' +
+  'parent_key_id';
 
 export interface KeyRow {
   id: string;
@@ -30,6 +32,18 @@ export interface KeyRow {
   daily_credit_limit: number | null;
   created_at: number;
   revoked_at: number | null;
+  rpm_limit: number | null;
+  tpm_limit: number | null;
+  parent_key_id: string | null;
+}
+
+/** A key's rate limits are null (the configured default) or a positive integer; both stores refuse the rest. */
+export function checkRateLimits(key: Pick<NewApiKey, 'rpmLimit' | 'tpmLimit'>): void {
+  for (const [name, v] of [['rpmLimit', key.rpmLimit], ['tpmLimit', key.tpmLimit]] as const) {
+    if (v !== undefined && v !== null && (!Number.isSafeInteger(v) || v < 1)) {
+      throw new StoreError('invalid_input', `${name} must be null or an integer >= 1`);
+    }
+  }
 }
 
 export function toKey(row: KeyRow): ApiKeyRecord {
@@ -42,6 +56,9 @@ export function toKey(row: KeyRow): ApiKeyRecord {
     secretHash: row.secret_hash,
     redacted: row.redacted,
     dailyCreditLimit: row.daily_credit_limit,
+    rpmLimit: row.rpm_limit,
+    tpmLimit: row.tpm_limit,
+    parentKeyId: row.parent_key_id,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };
@@ -71,7 +88,7 @@ export function toGrant(row: GrantRow): Grant {
   };
 }
 
-export type HoldStatus = 'pending' | 'settled' | 'voided';
+export type { HoldStatus } from './types.js';
 
 /** A hold as settle, void and the reaper need it. */
 export interface Hold {

@@ -27,11 +27,21 @@ export interface ApiKeyRecord {
   /** First and last characters of the secret, for display only (`svc_live_AbC...xYz1`). */
   redacted: string;
   dailyCreditLimit: number | null;
+  /** Requests per minute this key may make; null: the configured default (rate_limits.rpm), if any. */
+  rpmLimit: number | null;
+  /** Tokens (prompt estimate + output bound) per minute; null: the configured default (rate_limits.tpm). */
+  tpmLimit: number | null;
+  /**
+   * The key that created this one through the API; null for keys the operator created (CLI, admin API).
+   * A key shares the daily budget of every capped ancestor and is revoked with any of them (docs/api.md).
+   */
+  parentKeyId: string | null;
   createdAt: number;
   revokedAt: number | null;
 }
 
-export type NewApiKey = Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>;
+export type NewApiKey = Omit<ApiKeyRecord, 'createdAt' | 'revokedAt' | 'rpmLimit' | 'tpmLimit' | 'parentKeyId'> &
+  Partial<Pick<ApiKeyRecord, 'rpmLimit' | 'tpmLimit' | 'parentKeyId'>>;
 
 export interface KeyStore {
   createAccount(input: { id: string; name: string | null }): Promise<Account>;
@@ -42,7 +52,10 @@ export interface KeyStore {
   findKey(id: string): Promise<ApiKeyRecord | null>;
   /** Active (not revoked) keys of an account, oldest first. */
   listActiveKeys(accountId: string): Promise<ApiKeyRecord[]>;
-  /** Marks the key revoked. Idempotent: revoking twice keeps the first revocation time. Null if no such key. */
+  /**
+   * Marks the key and all its descendants revoked, in one atomic step. Idempotent: revoking twice keeps the
+   * first revocation time. Null if no such key. Inserting a key under a revoked parent fails (`not_found`).
+   */
   revokeKey(id: string): Promise<ApiKeyRecord | null>;
 }
 
@@ -81,6 +94,8 @@ export interface Balance {
   reserved: number;
 }
 
+export type HoldStatus = 'pending' | 'settled' | 'voided';
+
 export interface ReserveInput {
   /** Chosen by the caller; doubles as idempotency key (reserving the same id twice holds once). */
   holdId: string;
@@ -91,7 +106,11 @@ export interface ReserveInput {
 }
 
 export type ReserveResult =
-  | { ok: true; holdId: string; amount: number; leaseExpiresAt: number }
+  /**
+   * `status` is the hold's state now: `pending` for a new hold, and for an existing one (the same hold id
+   * reserved again, e.g. after a lost reply) whatever it became; only a pending hold can still be settled.
+   */
+  | { ok: true; holdId: string; amount: number; leaseExpiresAt: number; status: HoldStatus }
   | { ok: false; reason: 'insufficient_credits'; available: number }
   | { ok: false; reason: 'daily_limit_exceeded'; limit: number; committedToday: number }
   | { ok: false; reason: 'key_inactive' };
@@ -107,6 +126,11 @@ export interface UsageRecord {
   /** How the request ended, e.g. `completed`, `client_closed`, `upstream_error`. */
   outcome: string;
   latencyMs: number;
+  /**
+   * Credits the upstream's reported usage would have cost beyond the hold, which caps the charge (integer
+   * >= 0; 0 when the hold covered it). Stored on the usage event so the operator sees the loss.
+   */
+  shortfallCredits: number;
 }
 
 export interface SettleInput {
@@ -118,15 +142,20 @@ export interface SettleInput {
 
 export type SettleResult =
   | { status: 'settled'; charged: number; balance: Balance }
-  /** The hold was already settled or voided: nothing changed (settle is idempotent). */
-  | { status: 'already_final'; balance: Balance }
+  /**
+   * The hold was already settled or voided: nothing changed (settle is idempotent). `charged` is what the
+   * hold was settled for (0 if it was voided), so a settle retried after its reply was lost recovers the
+   * first outcome.
+   */
+  | { status: 'already_final'; charged: number; voided: boolean; balance: Balance }
   | { status: 'unknown_hold' };
 
 export interface LedgerStore {
   grant(input: GrantInput): Promise<{ grant: Grant; created: boolean }>;
   /**
-   * One atomic step: the key is active, the key's daily cap (UTC day of the clock) is not exceeded by
-   * committed (held + settled) credits plus this amount, and the account's environment has enough
+   * One atomic step: the key and its ancestors are active, the key's daily cap (UTC day of the clock) and
+   * the cap of each capped ancestor are not exceeded by the committed (held + settled) credits of the
+   * capped key's whole family (itself and its descendants) plus this amount, and the account's environment has enough
    * available credits. Holds are allocated to grants: earned soonest-expiry first, then purchased.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
@@ -134,10 +163,18 @@ export interface LedgerStore {
   settle(input: SettleInput): Promise<SettleResult>;
   /** Releases the whole hold without charging. Returns false if the hold was already final or unknown. */
   void(holdId: string): Promise<boolean>;
+  /**
+   * Pushes a pending hold's lease out to (now + leaseMs) by the store's time (the database's own on
+   * PostgreSQL), never shortening it, so the reaper leaves a hold alone while its completion lives; also
+   * rescues a hold whose lease ran out but that the reaper has not voided yet. One statement, no journal
+   * entry (no credit moves). False if the hold is unknown or already final.
+   */
+  renewHold(holdId: string, leaseMs: number): Promise<boolean>;
   balance(accountId: string, environment: Environment): Promise<Balance>;
   /**
    * Voids pending holds whose lease ran out, then writes off up to `limit` expired earned grants (an `expire`
-   * journal entry each). Returns the number of holds voided.
+   * journal entry each), both judged by the store's time: the database's own on PostgreSQL (docs/ledger.md,
+   * "Time"). Returns the number of holds voided.
    */
   reapExpiredHolds(limit: number): Promise<number>;
   /** Pending holds count, for tests and operators. */
@@ -172,10 +209,62 @@ export interface UsageStore {
   rollup(query: UsageQuery): Promise<UsageDayRow[]>;
 }
 
+/** An answer kept to be replayed to a retry (a non-streaming body, or a whole SSE stream). */
+export interface StoredResponse {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface IdempotencyClaimInput {
+  keyId: string;
+  idempotencyKey: string;
+  /** The caller's digest of the request body: a different body under the same key is a mismatch. */
+  fingerprint: string;
+  /** How long an in-flight claim blocks others before it may be taken over (renewed while alive). */
+  leaseMs: number;
+  /** How long a completed answer is kept (24 h). */
+  ttlMs: number;
+}
+
+export type IdempotencyClaim =
+  /**
+   * The caller owns the key and runs the request. `takeover`: an earlier claim's lease ran out (its owner
+   * died) and this one replaces it. `token` identifies this claim: pass it to renew, complete and release
+   * so that a former owner (alive after all, but taken over) cannot act on the new owner's claim.
+   */
+  | { status: 'claimed'; takeover: boolean; token: string }
+  | { status: 'in_flight'; retryAfterMs: number }
+  | { status: 'mismatch' }
+  | { status: 'completed'; response: StoredResponse };
+
+/**
+ * Idempotency keys of API requests (Stripe's semantics): per API key and idempotency key, one record that
+ * is first in flight (claimed, with a lease) and then completed (the answer to replay) until its ttl from
+ * the claim. A record whose ttl passed counts as absent. src/store/idempotency-rules.ts has the decisions.
+ * Without `token`, renew and release act only on a claim whose lease has not run out, and complete on any
+ * in-flight claim of the key.
+ */
+export interface IdempotencyStore {
+  claim(input: IdempotencyClaimInput): Promise<IdempotencyClaim>;
+  /** Keeps an in-flight claim alive (false if it is no longer ours to renew). */
+  renew(keyId: string, idempotencyKey: string, leaseMs: number, token?: string): Promise<boolean>;
+  /** Stores the answer to replay and ends the claim; kept until ttl. False if the claim was not ours (nothing stored). */
+  complete(keyId: string, idempotencyKey: string, response: StoredResponse, token?: string): Promise<boolean>;
+  /**
+   * The request ended with nothing worth replaying (refused, failed before any answer): a retry may run it.
+   * Deletes the claim; false if it was not ours.
+   */
+  release(keyId: string, idempotencyKey: string, token?: string): Promise<boolean>;
+  /** Deletes records past their ttl, oldest first, at most `limit`; returns how many. */
+  purgeExpired(limit: number): Promise<number>;
+}
+
 export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
+  readonly idempotency: IdempotencyStore;
   /** Applies pending versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /**

@@ -37,6 +37,8 @@ export function usageReport(base: Record<string, unknown>, period: Period, rows:
     total_requests: total.requests,
     total_prompt_tokens: total.prompt_tokens,
     total_completion_tokens: total.completion_tokens,
+    total_credits_spent: total.credits,
+    // The name this field had before it followed the specification (2.6); kept for existing clients.
     total_credits: total.credits,
     breakdown_by_model: byModel,
     breakdown_by_day: [...byDay].map(([date, t]) => ({ date, ...t })),

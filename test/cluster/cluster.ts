@@ -22,26 +22,43 @@ export interface ClusterOptions {
   holdLeaseMs?: number;
   reaperIntervalMs?: number;
   pace?: { time_to_first_token_ms: number; tokens_per_second: number };
+  /**
+   * An OpenAI-compatible upstream outside the gateway processes (e.g. the sandbox HTTP server in the test
+   * process) instead of the in-process sandbox provider, whose pacing runs on the gateway's own clock.
+   */
+  upstreamUrl?: string;
+  /** Per-instance process options, by index (e.g. a preload for one of them). */
+  instanceOptions?: (index: number) => InstanceOptions;
+}
+
+export interface InstanceOptions {
+  /** Node options placed before the script, e.g. `['--import', './test/cluster/step-clock.mjs']`. */
+  nodeArgs?: string[];
+  env?: Record<string, string>;
 }
 
 export function writeClusterConfig(opts: ClusterOptions): string {
   const path = join(opts.dir, 'gateway.json');
   const pace = opts.pace ?? { time_to_first_token_ms: 5, tokens_per_second: 400 };
-  const tier = (model: string) => ({ targets: [{ provider: 'sandbox', model }] });
+  const provider = opts.upstreamUrl === undefined ? 'sandbox' : 'upstream';
+  const tier = (model: string) => ({ targets: [{ provider, model }] });
   writeFileSync(
     path,
     JSON.stringify({
       server: { hold_lease_ms: opts.holdLeaseMs ?? 60_000, reaper_interval_ms: opts.reaperIntervalMs ?? 1000 },
-      providers: { sandbox: { type: 'sandbox', pace } },
+      providers:
+        opts.upstreamUrl === undefined
+          ? { sandbox: { type: 'sandbox', pace } }
+          : { upstream: { type: 'openai-compatible', base_url: opts.upstreamUrl, paid: false } },
       aliases: { 'svc-fast': tier('sandbox-fast'), 'svc-code': tier('sandbox-code'), 'svc-smart': tier('sandbox-smart') },
     }),
   );
   return path;
 }
 
-export async function startInstance(databaseUrl: string, configPath: string): Promise<Instance> {
-  const child = spawn(process.execPath, ['bin/svc-gateway.js', 'serve'], {
-    env: { ...process.env, SVC_DATABASE_URL: databaseUrl, SVC_CONFIG: configPath, PORT: '0', HOST: '127.0.0.1' },
+export async function startInstance(databaseUrl: string, configPath: string, options: InstanceOptions = {}): Promise<Instance> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), 'bin/svc-gateway.js', 'serve'], {
+    env: { ...process.env, ...options.env, SVC_DATABASE_URL: databaseUrl, SVC_CONFIG: configPath, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -73,7 +90,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Instance[]> {
   await promisify(execFile)(process.execPath, ['bin/svc-gateway.js', 'migrate'], {
     env: { ...process.env, SVC_DATABASE_URL: opts.databaseUrl },
   });
-  return Promise.all(Array.from({ length: opts.instances }, () => startInstance(opts.databaseUrl, config)));
+  return Promise.all(Array.from({ length: opts.instances }, (_, i) => startInstance(opts.databaseUrl, config, opts.instanceOptions?.(i))));
 }
 
 export async function stopInstance(i: Instance, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

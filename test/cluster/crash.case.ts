@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
 import { createApiKey } from '../../src/keys/key-service.js';
 import { ledgerVerify, startCluster, stopInstance, type Instance } from './cluster.js';
-import { holdOutcomes, openClusterStore } from './db.js';
+import { holdOutcomes, openClusterStore, rawQuery } from './db.js';
 import { runLoad } from './load.js';
 
 const GRANT = 5000;
@@ -21,7 +21,10 @@ export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string;
     try {
       const account = await store.keys.createAccount({ id: newId('acct_'), name: 'crash' });
       await store.ledger.grant({ accountId: account.id, environment: 'live', kind: 'purchased', amount: GRANT, expiresAt: null, idempotencyKey: null });
-      const { secret } = await createApiKey(store.keys, { accountId: account.id, environment: 'live', name: null, dailyCreditLimit: null });
+      // One key per instance (requests go round-robin over both), so the victim's own holds can be counted.
+      const keys = await Promise.all(
+        [0, 1, 2].map(() => createApiKey(store.keys, { accountId: account.id, environment: 'live', name: null, dailyCreditLimit: null })),
+      );
 
       // Slow answers (~1.5 s each) so that many requests are in flight at the kill.
       instances = await startCluster({
@@ -33,13 +36,18 @@ export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string;
         pace: { time_to_first_token_ms: 50, tokens_per_second: 20 },
       });
       const started = Date.now();
-      const load = runLoad(instances, [{ secret }], { requests: 300, hangUpRate: 0, maxTokens: 30 });
-      // Kill once many requests hold credits, so the victim surely dies holding some.
+      const load = runLoad(instances, keys.map((k) => ({ secret: k.secret })), { requests: 300, hangUpRate: 0, maxTokens: 30 });
+      // Kill once many requests hold credits, the victim's among them, so it surely dies holding some (on a
+      // loaded machine the other instances alone can reach the total first).
       const victim = instances[0] as Instance;
+      const victimKey = (keys[0] as { record: { id: string } }).record.id;
       let pendingAtKill = 0;
-      for (const until = Date.now() + 10_000; pendingAtKill < 150 && Date.now() < until; ) {
+      let victimPending = 0;
+      for (const until = Date.now() + 10_000; (pendingAtKill < 150 || victimPending < 30) && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 20));
         pendingAtKill = await store.ledger.countPendingHolds(account.id);
+        const [row] = await rawQuery<{ n: number }>(db.url, `SELECT count(*) AS n FROM holds WHERE status = 'pending' AND key_id = '${victimKey}'`);
+        victimPending = Number(row?.n ?? 0);
       }
       await stopInstance(victim, 'SIGKILL');
       const result = await load;

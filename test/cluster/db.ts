@@ -14,7 +14,8 @@ export interface DailyCounter {
   committed: number;
 }
 
-async function rawQuery<Row>(databaseUrl: string, sql: string): Promise<Row[]> {
+/** Plain SQL on the cluster's database (a SQLite file or a PostgreSQL schema), one connection per call. */
+export async function rawQuery<Row>(databaseUrl: string, sql: string): Promise<Row[]> {
   const db = describeDatabase(databaseUrl);
   if (db.kind === 'sqlite') {
     const conn = new Database(db.path);

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe } from 'vitest';
 import { POSTGRES_URL, closeAdmin, createTestSchema, dropTestSchema } from '../store/postgres-harness.js';
+import { clockStepCase } from './clock-step.case.js';
 import { crashCase } from './crash.case.js';
+import { idempotencyCase, lostReplyCase } from './idempotency.case.js';
 import { manyInstancesCase } from './many-instances.case.js';
 import { restartCase } from './restart.case.js';
 import { startTcpProxy } from './tcp-proxy.js';
@@ -32,20 +34,25 @@ afterAll(() => closeAdmin());
 describe('three gateway processes on one PostgreSQL', () => {
   manyInstancesCase(postgresSchema);
   crashCase(postgresSchema);
-  restartCase(async () => {
-    const base = await postgresSchema();
-    const target = new URL(POSTGRES_URL);
-    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(POSTGRES_URL);
-    proxied.port = String(proxy.port);
-    return {
-      ...base,
-      proxiedUrl: withSchema(`${proxied.toString()}`, new URL(base.url).searchParams.get('schema') as string),
-      proxy,
-      async drop() {
-        await proxy.close();
-        await base.drop();
-      },
-    };
-  });
+  clockStepCase(postgresSchema);
+  idempotencyCase(postgresSchema);
+  lostReplyCase(proxiedSchema);
+  restartCase(proxiedSchema);
 });
+
+async function proxiedSchema() {
+  const base = await postgresSchema();
+  const target = new URL(POSTGRES_URL);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  const proxied = new URL(POSTGRES_URL);
+  proxied.port = String(proxy.port);
+  return {
+    ...base,
+    proxiedUrl: withSchema(`${proxied.toString()}`, new URL(base.url).searchParams.get('schema') as string),
+    proxy,
+    async drop() {
+      await proxy.close();
+      await base.drop();
+    },
+  };
+}

@@ -1,8 +1,10 @@
 /**
  * The database goes away under load and comes back (PostgreSQL behind a TCP proxy that cuts every
- * connection and refuses new ones for two seconds). Requests in flight fail with a clear 503 or finish
- * with an explicit error event; nothing hangs or answers 500; the gateways recover without a restart; the
- * ledger invariants hold once the reaper has released the holds whose settlement could not be written.
+ * connection and refuses new ones). The gateways retry every ledger call for about 3 s, so an outage of
+ * 5 s is partly ridden out: requests that cannot hold their credits in time get a clear 503; answers
+ * already produced are sent (with `svc.settlement: "pending"` when their charge could not be confirmed
+ * yet) and their holds settle once the database is back; nothing hangs, is cut or answers 500; the
+ * gateways recover without a restart; no hold is left to the reaper and the ledger stays whole.
  */
 import { expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
@@ -34,7 +36,7 @@ async function request(instance: Instance, secret: string, i: number): Promise<O
     let code: string | null = null;
     if (res.status !== 200) code = (JSON.parse(text) as { error: { code: string } }).error.code;
     else if (stream && !text.endsWith('data: [DONE]\n\n')) code = 'truncated';
-    else if (stream && text.includes('"store_unavailable"')) code = 'store_unavailable_in_stream';
+    else if (text.includes('"settlement":"pending"')) code = 'settlement_pending';
     return { at: started, status: res.status, code, ms: Date.now() - started };
   } catch (e) {
     return { at: started, status: -1, code: e instanceof Error ? e.name : 'error', ms: Date.now() - started };
@@ -44,7 +46,7 @@ async function request(instance: Instance, secret: string, i: number): Promise<O
 export function restartCase(
   database: () => Promise<{ url: string; proxiedUrl: string; proxy: TcpProxy; dir: string; drop(): Promise<void> }>,
 ): void {
-  it('answers 503 while the database is away, recovers by itself, and keeps the ledger whole', async () => {
+  it('rides out what it can of a database outage, answers 503 for the rest, recovers by itself, and keeps the ledger whole', async () => {
     const db = await database();
     const store = await openClusterStore(db.url);
     let instances: Instance[] = [];
@@ -56,7 +58,9 @@ export function restartCase(
         databaseUrl: db.proxiedUrl,
         dir: db.dir,
         instances: 3,
-        holdLeaseMs: 2000,
+        // Longer than the outage plus the retries: the holds of answers in flight stay theirs until the
+        // settle lands (with a lease shorter than an outage, the reaper may void them first: docs/ledger.md).
+        holdLeaseMs: 9000,
         reaperIntervalMs: 200,
         pace: { time_to_first_token_ms: 20, tokens_per_second: 200 },
       });
@@ -65,14 +69,14 @@ export function restartCase(
       const t0 = Date.now();
       let i = 0;
       const workers = Array.from({ length: 24 }, async (_, w) => {
-        while (Date.now() - t0 < 7000) {
+        while (Date.now() - t0 < 10_000) {
           outcomes.push(await request(instances[w % instances.length] as Instance, secret, i++));
         }
       });
       await new Promise((r) => setTimeout(r, 2000));
       const downAt = Date.now();
       db.proxy.down();
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, 5000));
       const upAt = Date.now();
       db.proxy.up();
       await Promise.all(workers);
@@ -82,7 +86,7 @@ export function restartCase(
         total: outcomes.length,
         ok: count((o) => o.status === 200 && o.code === null),
         unavailable: count((o) => o.status === 503),
-        inStream: count((o) => o.code === 'store_unavailable_in_stream'),
+        settlementPending: count((o) => o.code === 'settlement_pending'),
         other: [...new Set(outcomes.filter((o) => !(o.status === 200 || o.status === 503)).map((o) => `${o.status}:${o.code}`))],
         slowestMs: Math.max(...outcomes.map((o) => o.ms)),
       };
@@ -94,12 +98,15 @@ export function restartCase(
       expect(count((o) => o.code === 'truncated')).toBe(0);
       expect(summary.unavailable).toBeGreaterThan(0);
       expect(count((o) => o.at < downAt && o.status === 200)).toBeGreaterThan(0);
+      // Requests in flight when the database went away were answered: their settles waited it out.
+      expect(count((o) => o.at < downAt && o.at + o.ms > downAt + 500 && o.status === 200)).toBeGreaterThan(0);
       // Recovered without a restart: everything that started a second after the database came back succeeded.
       const after = outcomes.filter((o) => o.at > upAt + 1000);
       expect(after.length).toBeGreaterThan(20);
       expect(after.every((o) => o.status === 200 && o.code === null)).toBe(true);
 
-      const until = Date.now() + 15_000;
+      // Holds whose charge was pending settle in the background once the database answers: none for the reaper.
+      const until = Date.now() + 20_000;
       while ((await store.ledger.countPendingHolds(account.id)) > 0 && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -108,7 +115,11 @@ export function restartCase(
       const today = new Date().toISOString().slice(0, 10);
       const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: today, endDay: today, model: null });
       expect(balance.purchased).toBe(GRANT - rows.reduce((s, r) => s + r.credits, 0));
-      console.log(`[restart] holds ${JSON.stringify(await holdOutcomes(db.url))}`);
+      const holds = await holdOutcomes(db.url);
+      console.log(`[restart] holds ${JSON.stringify(holds)}`);
+      // Every answer was charged: only requests that got a 503 (a reserve whose reply was lost) left a hold to void.
+      expect(holds.settled).toBe(summary.ok + summary.settlementPending);
+      expect(holds.voided ?? 0).toBeLessThanOrEqual(summary.unavailable);
       expect(ledgerVerify(db.url)).toMatchObject({ ok: true, findings: [] });
     } finally {
       await Promise.all(instances.map((i) => stopInstance(i)));

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'vitest';
+import { clockStepCase } from './clock-step.case.js';
 import { crashCase } from './crash.case.js';
+import { idempotencyCase } from './idempotency.case.js';
 import { manyInstancesCase } from './many-instances.case.js';
 
 async function sqliteFile(): Promise<{ url: string; dir: string; drop(): Promise<void> }> {
@@ -14,4 +16,6 @@ async function sqliteFile(): Promise<{ url: string; dir: string; drop(): Promise
 describe('three gateway processes on one SQLite file', () => {
   manyInstancesCase(sqliteFile);
   crashCase(sqliteFile);
+  clockStepCase(sqliteFile);
+  idempotencyCase(sqliteFile);
 });

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const TOKEN = 'op-token-for-tests-0123456789';
+const TOKEN = 'op-token-for-tests-0123456789abcdefghij';
 let gw: RunningGateway;
 let dir: string;
 let admin: string;

@@ -109,7 +109,7 @@ describe('lifecycle', () => {
         expect(String(value)).not.toContain(hidden);
       }
       expect(Object.keys(listed).sort()).toEqual(
-        ['created_at', 'daily_credit_limit', 'environment', 'id', 'name', 'object', 'redacted_key', 'revoked_at'],
+        ['created_at', 'daily_credit_limit', 'environment', 'id', 'name', 'object', 'parent_key_id', 'redacted_key', 'revoked_at', 'rpm_limit', 'tpm_limit'],
       );
     }
     const [head, tail] = mine!.redacted_key.split('...');

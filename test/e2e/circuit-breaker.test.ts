@@ -10,7 +10,7 @@ import { chat, startTestGateway, type Seeded, type TestGateway } from '../helper
 
 const FIRST_TOKEN_MS = 300;
 const OPEN_MS = 800;
-const ADMIN = 'admin-token-for-breaker-tests';
+const ADMIN = 'admin-token-for-the-circuit-breaker-tests';
 
 let primary: SandboxServer;
 let secondary: SandboxServer;

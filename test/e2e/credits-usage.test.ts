@@ -46,6 +46,7 @@ interface UsageBody {
   total_requests: number;
   total_prompt_tokens: number;
   total_completion_tokens: number;
+  total_credits_spent: number;
   total_credits: number;
   breakdown_by_model: Record<string, Totals>;
   breakdown_by_day: (Totals & { date: string })[];
@@ -234,6 +235,7 @@ describe('GET /v1/usage', () => {
       total_requests: 5,
       total_prompt_tokens: all.prompt_tokens,
       total_completion_tokens: all.completion_tokens,
+      total_credits_spent: all.credits,
       total_credits: all.credits,
       breakdown_by_model: {
         'svc-code': sum(calls.filter((c) => c.model === 'svc-code')),

@@ -152,6 +152,37 @@ async function primaryDrained(): Promise<void> {
   expect(primary.stats().inFlight).toBe(0);
 }
 
+interface Totals {
+  requests: number;
+  prompt: number;
+  completion: number;
+  credits: number;
+}
+
+/** Today's usage events of the test account, summed (the rollup the client's /v1/usage reads). */
+async function usageTotals(): Promise<Totals> {
+  const today = new Date().toISOString().slice(0, 10);
+  const rows = await gw.store.usage.rollup({ accountId: seeded.accountId, environment: 'live', startDay: today, endDay: today, model: null });
+  return rows.reduce(
+    (t, r) => ({ requests: t.requests + r.requests, prompt: t.prompt + r.promptTokens, completion: t.completion + r.completionTokens, credits: t.credits + r.credits }),
+    { requests: 0, prompt: 0, completion: 0, credits: 0 },
+  );
+}
+
+/** One usage event since `before`, charging its prompt and `completion` tokens, and nothing else. */
+async function expectOneEventCharging(before: Totals, balanceBefore: number, model: 'svc-fast' | 'svc-smart', completion: number | 'some'): Promise<void> {
+  const after = await usageTotals();
+  expect(after.requests - before.requests).toBe(1);
+  const prompt = after.prompt - before.prompt;
+  const produced = after.completion - before.completion;
+  expect(prompt).toBeGreaterThan(0);
+  if (completion === 'some') expect(produced).toBeGreaterThan(0);
+  else expect(produced).toBe(completion);
+  const credits = after.credits - before.credits;
+  expect(credits).toBe(creditCost(CATALOG[model], prompt, produced));
+  expect(balanceBefore - (await balance())).toBe(credits);
+}
+
 function expectChargedOnce(svc: Svc, model: 'svc-fast' | 'svc-code', before: number, after: number): void {
   expect(before - after).toBe(svc.credits_used);
   expect(svc.credits_used).toBe(creditCost(CATALOG[model], svc.tokens_metered.prompt, svc.tokens_metered.completion));
@@ -242,9 +273,27 @@ describe('when the client hangs up', () => {
     expect(charged).toBeLessThan(creditCost(CATALOG['svc-fast'], 100, 400));
   });
 
-  it('before the first token of a non-streaming answer: closed at once, nothing charged', async () => {
+  it('before the first token of a non-streaming answer: closed at once, the accepted prompt charged', async () => {
     primary.setFault({ type: 'stall_before_first_token', headers: true });
     const before = await balance();
+    const usageBefore = await usageTotals();
+    const abort = new AbortController();
+    const pending = chat(gw, seeded.secret, request('svc-fast', false), { signal: abort.signal }).catch(() => null);
+    const until = Date.now() + 1000;
+    while (primary.stats().inFlight === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(primary.stats().inFlight).toBe(1);
+    abort.abort();
+    await pending;
+    expect(await inFlightWithin(AT_ONCE_MS)).toBe(0);
+    await waitForNoHold();
+    // The primary answered 200: from then on the provider bills the prompt, and so does the gateway.
+    await expectOneEventCharging(usageBefore, before, 'svc-fast', 0);
+  });
+
+  it('before any upstream answered: closed at once, nothing charged', async () => {
+    primary.setFault({ type: 'stall_before_first_token', headers: false });
+    const before = await balance();
+    const usageBefore = await usageTotals();
     const abort = new AbortController();
     const pending = chat(gw, seeded.secret, request('svc-fast', false), { signal: abort.signal }).catch(() => null);
     const until = Date.now() + 1000;
@@ -255,6 +304,7 @@ describe('when the client hangs up', () => {
     expect(await inFlightWithin(AT_ONCE_MS)).toBe(0);
     await waitForNoHold();
     expect(await balance()).toBe(before);
+    expect((await usageTotals()).requests).toBe(usageBefore.requests);
   });
 });
 
@@ -281,21 +331,29 @@ describe('when no target can finish the answer', () => {
     expect(await gw.store.ledger.countPendingHolds()).toBe(0);
   });
 
-  it('a non-streaming request cut on both answers 502 and charges nothing', async () => {
+  it('a non-streaming request cut on both answers 502 and charges the prompt and the last attempt\'s output', async () => {
     primary.setFault({ type: 'cut_after_tokens', tokens: 4 });
     secondary.setFault({ type: 'cut_after_tokens', tokens: 3 });
     const before = await balance();
+    const usageBefore = await usageTotals();
     const got = await call('svc-fast', false);
     expect(got.status).toBe(502);
     expect(got.errorCode).toBe('upstream_error');
-    expect(await balance()).toBe(before);
+    // Both upstreams accepted and produced; the client pays its prompt once and the answer in progress (the
+    // secondary's 3 words, counted from their text since no usage came), not the primary's 4, which the
+    // restart threw away.
+    await expectOneEventCharging(usageBefore, before, 'svc-fast', 'some');
+    const produced = (await usageTotals()).completion - usageBefore.completion;
+    expect(produced).toBeGreaterThanOrEqual(3);
+    expect(produced).toBeLessThan(7);
     expect(await gw.store.ledger.countPendingHolds()).toBe(0);
   });
 
-  it.each([true, false])('stream=%s: silent upstreams end within the deadlines, never hang, charge nothing', async (stream) => {
+  it.each([true, false])('stream=%s: silent upstreams end within the deadlines, never hang, charge the accepted prompt', async (stream) => {
     primary.setFault({ type: 'stall_before_first_token', headers: true });
     secondary.setFault({ type: 'stall_before_first_token', headers: false });
     const before = await balance();
+    const usageBefore = await usageTotals();
     const got = await call('svc-smart', stream);
     // The primary accepted, so a stream had started; the secondary never answered at all.
     if (stream) {
@@ -309,7 +367,8 @@ describe('when no target can finish the answer', () => {
     // The primary's first-token deadline, then the secondary's connect deadline, and nothing more.
     expect(got.ms).toBeGreaterThanOrEqual(1400);
     expect(got.ms).toBeLessThan(3000);
-    expect(await balance()).toBe(before);
+    // The primary answered 200 before going silent: its prompt is billed, so it is charged, once.
+    await expectOneEventCharging(usageBefore, before, 'svc-smart', 0);
     expect(await gw.store.ledger.countPendingHolds()).toBe(0);
     await primaryDrained();
   });

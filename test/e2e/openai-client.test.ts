@@ -15,6 +15,28 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 describe('openai client', () => {
+  it('with an Idempotency-Key header, a retried request gets the first answer and is charged once', async () => {
+    const before = (await gw.store.ledger.balance(seeded.accountId, 'live')).purchased;
+    const key = `retry-${crypto.randomUUID()}`;
+    const params = { model: 'svc-fast', messages: [{ role: 'user' as const, content: 'Name a lighthouse.' }], max_tokens: 30 };
+    const first = await client.chat.completions.create(params, { headers: { 'Idempotency-Key': key } });
+    const again = await client.chat.completions.create(params, { headers: { 'Idempotency-Key': key } });
+    expect(again).toEqual(first);
+    const svc = (first as unknown as { svc: { credits_used: number } }).svc;
+    expect((await gw.store.ledger.balance(seeded.accountId, 'live')).purchased).toBe(before - svc.credits_used);
+
+    const stream = async (): Promise<string[]> => {
+      const pieces: string[] = [];
+      const s = await client.chat.completions.create({ ...params, stream: true }, { headers: { 'Idempotency-Key': `${key}-s` } });
+      for await (const chunk of s) pieces.push(JSON.stringify(chunk));
+      return pieces;
+    };
+    expect(await stream()).toEqual(await stream());
+
+    const reused = client.chat.completions.create({ ...params, max_tokens: 31 }, { headers: { 'Idempotency-Key': key } });
+    await expect(reused).rejects.toMatchObject({ status: 409, code: 'idempotency_key_reused' });
+  });
+
   it('lists the four aliases', async () => {
     const page = await client.models.list();
     expect(page.data.map((m) => m.id)).toEqual(['svc-auto', 'svc-fast', 'svc-code', 'svc-smart']);

@@ -4,7 +4,7 @@
  * moves the decision per request, and a malformed one is refused in the OpenAI error envelope.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chat, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
+import { chat, instantSandboxConfig, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
 let seeded: Seeded;
@@ -57,14 +57,31 @@ describe('svc-auto over HTTP', () => {
     expect(last.svc.routed_model).toBe('sandbox/sandbox-smart');
   });
 
-  it('lets a request move the dial with x-svc-quality-bias', async () => {
+  it('lets a request lower the dial with x-svc-quality-bias, never raise it above the operator\'s', async () => {
     const unsure = 'What are the pros and cons of nuclear power?';
     const cheap = await auto(unsure, { 'x-svc-quality-bias': '0' });
-    const capable = await auto(unsure, { 'x-svc-quality-bias': '1' });
+    const asConfigured = await auto(unsure, {});
+    const raised = await auto(unsure, { 'x-svc-quality-bias': '1' });
     expect(cheap.routing?.tier).toBe('fast');
     expect(cheap.routed_model).toBe('sandbox/sandbox-fast');
-    expect(capable.routing?.tier).toBe('smart');
-    expect(capable.routed_model).toBe('sandbox/sandbox-smart');
+    // svc-auto's price is fixed: a client asking for more capability than the operator allows gets the
+    // operator's choice, not svc-smart at svc-auto's price.
+    expect(raised.routing?.tier).toBe(asConfigured.routing?.tier);
+    expect(raised.routed_model).toBe(asConfigured.routed_model);
+    expect(raised.routing?.tier).not.toBe('smart');
+  });
+
+  it('serves svc-smart for a bias of 1 when the operator set 1', async () => {
+    const generous = await startTestGateway({ config: { ...instantSandboxConfig(), aliases: { ...instantSandboxConfig().aliases, 'svc-auto': { quality_bias: 1 } } } });
+    try {
+      const s = await generous.seed({ purchased: 10_000 });
+      const res = await chat(generous, s.secret, { model: 'svc-auto', messages: [{ role: 'user', content: 'What are the pros and cons of nuclear power?' }], max_tokens: 8 }, {
+        headers: { authorization: `Bearer ${s.secret}`, 'content-type': 'application/json', 'x-svc-quality-bias': '1' },
+      });
+      expect(((await res.json()) as { svc: Svc }).svc.routing?.tier).toBe('smart');
+    } finally {
+      await generous.close();
+    }
   });
 
   it.each(['1.5', '-0.1', 'high', '', '0x1', '1e-1'])('refuses x-svc-quality-bias: %j', async (value) => {

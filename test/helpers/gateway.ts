@@ -70,7 +70,7 @@ export async function seedAccount(store: Store, opts: SeedOptions = {}): Promise
 }
 
 export async function startTestGateway(
-  opts: { config?: GatewayConfig; clock?: Clock; adminToken?: string } = {},
+  opts: { config?: GatewayConfig; clock?: Clock; adminToken?: string; adminListener?: { host: string; port: number } } = {},
 ): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-gw-'));
   const gw = await startGateway({
@@ -81,6 +81,7 @@ export async function startTestGateway(
     logger: silentLogger,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
+    ...(opts.adminListener ? { adminListener: opts.adminListener } : {}),
   });
   return {
     ...gw,

@@ -452,14 +452,15 @@ describe('gemini adapter: complete', () => {
 });
 
 describe('gemini adapter: streams', () => {
-  it('decodes a CRLF-framed stream read in odd pieces, with one usage event at the end', async () => {
+  it('decodes a CRLF-framed stream read in odd pieces, with running usage and the final usage last', async () => {
     expect(TEXT_STREAM).toContain(EVENT_END);
     expect(TEXT_STREAM.replace(/\r\n/g, '')).not.toContain('\n');
     const events = await collect(await adapter('text').stream(call()));
     expect(text(events)).toBe(TEXT_ANSWER);
     expect(deltas(events)[0]).toEqual({ delta: { role: 'assistant', content: 'Hello! How' }, finishReason: null });
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events)).toEqual([{ promptTokens: 9, completionTokens: 34 }]);
+    // Running totals as they change (charged if the client leaves mid-answer), then the final one, last.
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34 });
     expect(events.at(-1)?.type).toBe('usage');
   });
 
@@ -482,7 +483,7 @@ describe('gemini adapter: streams', () => {
       },
     ]);
     expect(finishReasons(events)).toEqual(['tool_calls']);
-    expect(usages(events)).toEqual([{ promptTokens: 61, completionTokens: 115 }]);
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 61, completionTokens: 115 });
   });
 
   it('maps every finish reason', async () => {
@@ -563,7 +564,7 @@ describe('gemini adapter: streams', () => {
     const events = await collect(await adapter('json-array').stream(call()));
     expect(text(events)).toBe(TEXT_ANSWER);
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events)).toEqual([{ promptTokens: 9, completionTokens: 34 }]);
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34 });
   });
 });
 

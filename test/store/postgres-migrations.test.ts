@@ -10,7 +10,7 @@ import { POSTGRES_URL, closeAdmin, createTestSchema, dropTestSchema, openPostgre
 afterAll(closeAdmin);
 
 /** Upgrading a schema that already has traffic, not just an empty one. */
-describe('postgres migration 2 (journal_expire) on a version 1 schema', () => {
+describe('postgres migration 2 (journal_expire) on a schema without it', () => {
   let schema: string;
   let clock: ManualClock;
   let store: Store;
@@ -21,11 +21,15 @@ describe('postgres migration 2 (journal_expire) on a version 1 schema', () => {
     clock = new ManualClock(T0);
     const sql = openPool(POSTGRES_URL, { schema, max: 1 });
     try {
-      expect(await migrate(sql, clock, schema, migrations.slice(0, 1))).toEqual([1]);
+      // Version 3 too, which the store's settle needs (usage_events.shortfall_credits) and which touches
+      // nothing version 2 does.
+      expect(await migrate(sql, clock, schema, migrations.filter((migration) => migration.version !== 2))).toEqual(
+        migrations.map((migration) => migration.version).filter((version) => version !== 2),
+      );
     } finally {
       await sql.end();
     }
-    // The store works on the version 1 tables for everything but expiry, so it writes the traffic.
+    // The store works on these tables for everything but expiry, so it writes the traffic.
     store = openPostgresStore(schema, clock);
     raw = await rawSql(schema);
   });
@@ -83,5 +87,68 @@ describe('postgres migration 2 (journal_expire) on a version 1 schema', () => {
       { amount: 5, hold_id: null },
     ]);
     expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+  });
+});
+
+describe('postgres migration 3 (usage_shortfall_idempotency) on a version 2 schema', () => {
+  let schema: string;
+  let clock: ManualClock;
+  let store: Store;
+  let raw: postgres.Sql;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    clock = new ManualClock(T0);
+    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+    try {
+      // Every version but 3: the later ones (the keys' columns) are what the store's key reads need.
+      expect(await migrate(sql, clock, schema, migrations.filter((migration) => migration.version !== 3))).toEqual(
+        migrations.map((migration) => migration.version).filter((version) => version !== 3),
+      );
+    } finally {
+      await sql.end();
+    }
+    store = openPostgresStore(schema, clock);
+    raw = await rawSql(schema);
+  });
+
+  afterEach(async () => {
+    await raw.end();
+    await store.close();
+    await dropTestSchema(schema);
+  });
+
+  it('gives existing usage events a shortfall of 0, checks new ones, and adds the idempotency records', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    const held = await hold(store, owner, 12, HOUR);
+    // A usage event as version 2 wrote it (the store's settle needs version 3).
+    await raw`INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
+                prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
+              VALUES (${owner.accountId}, 'live', ${owner.keyId}, ${held}, 'req_v2', 'svc-fast', 'm', 'p', 1, 2, 3, 'completed', 4,
+                '2025-01-15', ${T0})`;
+    await store.migrate();
+    expect(await raw`SELECT version, name FROM schema_migrations ORDER BY version`).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(await raw`SELECT request_id, shortfall_credits::int AS shortfall_credits FROM usage_events`).toEqual([
+      { request_id: 'req_v2', shortfall_credits: 0 },
+    ]);
+    expect(
+      await raw`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'usage_events_shortfall_credits_check'`,
+    ).toEqual([{ def: 'CHECK ((shortfall_credits >= 0)) NOT VALID' }]);
+    await expect(raw`UPDATE usage_events SET shortfall_credits = -1`).rejects.toMatchObject({
+      constraint_name: 'usage_events_shortfall_credits_check',
+    });
+
+    const settled = await hold(store, owner, 5, HOUR);
+    await store.ledger.settle({ holdId: settled, amount: 5, usage: usage({ requestId: 'req_v3', shortfallCredits: 17 }) });
+    expect(await raw`SELECT shortfall_credits::int AS shortfall_credits FROM usage_events WHERE request_id = 'req_v3'`).toEqual([
+      { shortfall_credits: 17 },
+    ]);
+    expect(await raw`SELECT indexname FROM pg_indexes WHERE tablename = 'idempotency_records' ORDER BY indexname`).toEqual([
+      { indexname: 'idempotency_records_by_expiry' },
+      { indexname: 'idempotency_records_pkey' },
+    ]);
   });
 });

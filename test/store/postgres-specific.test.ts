@@ -52,13 +52,13 @@ describe('postgres store specifics', () => {
         SELECT proname, xmin::text AS version, obj_description(oid, 'pg_proc') AS comment FROM pg_proc
         WHERE pronamespace = ${schema}::regnamespace AND proname LIKE 'svc\_%' ORDER BY proname`;
     const first = await installed();
-    expect(first.map((f) => f.proname)).toEqual(['svc_balance_v1', 'svc_reserve_v1', 'svc_settle_v1']);
-    expect(first.find((f) => f.proname === 'svc_settle_v1')?.comment).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(first.map((f) => f.proname)).toEqual(['svc_balance_v1', 'svc_key_chain_v1', 'svc_reserve_v2', 'svc_settle_v2']);
+    expect(first.find((f) => f.proname === 'svc_settle_v2')?.comment).toMatch(/^sha256:[0-9a-f]{64}$/);
     // A second start writes nothing: the catalog rows are the same row versions.
     await store.migrate();
     expect(await installed()).toEqual(first);
     // Installed definitions that differ from this release's (here: their recorded hash) are replaced.
-    await raw.unsafe(`COMMENT ON FUNCTION svc_settle_v1(text, bigint, text, text, text, text, bigint, bigint, text, bigint, text, bigint) IS 'sha256:older'`);
+    await raw.unsafe(`COMMENT ON FUNCTION svc_settle_v2(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint) IS 'sha256:older'`);
     await store.migrate();
     const again = await installed();
     expect(again.map((f) => f.comment)).toEqual(first.map((f) => f.comment));
@@ -129,7 +129,7 @@ describe('postgres store specifics', () => {
       // The reserve passed its unlocked check (10 available), charged the day and now waits for the grants.
       for (let i = 0; ; i++) {
         const [waiting] = await raw`SELECT count(*)::int AS n FROM pg_stat_activity
-                                    WHERE ${self?.pid ?? -1}::int = ANY(pg_blocking_pids(pid)) AND query LIKE '%svc_reserve_v1%'`;
+                                    WHERE ${self?.pid ?? -1}::int = ANY(pg_blocking_pids(pid)) AND query LIKE '%svc_reserve_v2%'`;
         if (waiting?.n === 1) break;
         if (i > 200) throw new Error('the reserve never waited for the grant locks');
         await new Promise((resolve) => setTimeout(resolve, 10));

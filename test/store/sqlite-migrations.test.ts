@@ -10,7 +10,7 @@ import type { Store } from '../../src/store/types.js';
 import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
 
 /** Upgrading a database that already has traffic, not just an empty one. */
-describe('sqlite migration 2 (journal_expire) on a version 1 database', () => {
+describe('sqlite migration 2 (journal_expire) on a database without it', () => {
   let dir: string;
   let clock: ManualClock;
   let raw: SqliteConnection;
@@ -21,8 +21,11 @@ describe('sqlite migration 2 (journal_expire) on a version 1 database', () => {
     const path = join(dir, 'gateway.db');
     clock = new ManualClock(T0);
     raw = new SqliteConnection(openSqliteDatabase(path));
-    expect(migrate(raw, clock, migrations.slice(0, 1))).toEqual([1]);
-    // The store works on the version 1 tables for everything but expiry, so it writes the traffic.
+    // Version 3 too, which the store's settle needs (usage_events.shortfall_credits) and which touches
+    // nothing version 2 does: the store works on these tables for everything but expiry, so it writes the traffic.
+    expect(migrate(raw, clock, migrations.filter((migration) => migration.version !== 2))).toEqual(
+      migrations.map((migration) => migration.version).filter((version) => version !== 2),
+    );
     store = createSqliteStore({ path, clock });
   });
 
@@ -86,5 +89,62 @@ describe('sqlite migration 2 (journal_expire) on a version 1 database', () => {
     // pending hold's 4 in the same reap, right after its void entry: ids go on from the carried-over mark.
     expect(expired).toEqual([{ id: Number(before.seq) + 2, amount: 5, hold_id: null }]);
     expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+  });
+});
+
+describe('sqlite migration 3 (usage_shortfall_idempotency) on a version 2 database', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let raw: SqliteConnection;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v2-'));
+    const path = join(dir, 'gateway.db');
+    clock = new ManualClock(T0);
+    raw = new SqliteConnection(openSqliteDatabase(path));
+    // Every version but 3: the later ones (the keys' columns) are what the store's key reads need.
+    expect(migrate(raw, clock, migrations.filter((migration) => migration.version !== 3))).toEqual(
+      migrations.map((migration) => migration.version).filter((version) => version !== 3),
+    );
+    store = createSqliteStore({ path, clock });
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives existing usage events a shortfall of 0, checks new ones, and adds the idempotency records', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    const held = await hold(store, owner, 12, HOUR);
+    // A usage event as version 2 wrote it (the store's settle needs version 3).
+    raw.run(
+      `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
+         prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
+       VALUES (?, 'live', ?, ?, 'req_v2', 'svc-fast', 'm', 'p', 1, 2, 3, 'completed', 4, '2025-01-15', ?)`,
+      owner.accountId,
+      owner.keyId,
+      held,
+      T0,
+    );
+    await store.migrate();
+    expect(raw.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(raw.all('SELECT request_id, shortfall_credits FROM usage_events')).toEqual([{ request_id: 'req_v2', shortfall_credits: 0 }]);
+    expect(() => raw.run(`UPDATE usage_events SET shortfall_credits = -1`)).toThrow(/CHECK constraint failed/);
+
+    const settled = await hold(store, owner, 5, HOUR);
+    await store.ledger.settle({ holdId: settled, amount: 5, usage: usage({ requestId: 'req_v3', shortfallCredits: 17 }) });
+    expect(raw.all(`SELECT shortfall_credits FROM usage_events WHERE request_id = 'req_v3'`)).toEqual([{ shortfall_credits: 17 }]);
+    expect(raw.all(`SELECT name FROM sqlite_master WHERE tbl_name = 'idempotency_records' ORDER BY name`)).toEqual([
+      { name: 'idempotency_records' },
+      { name: 'idempotency_records_by_expiry' },
+      { name: 'sqlite_autoindex_idempotency_records_1' },
+    ]);
+    expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
   });
 });

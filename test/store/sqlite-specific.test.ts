@@ -158,7 +158,7 @@ describe('ledger audit (SQLite)', () => {
       });
       await store.ledger.grant({ accountId: 'acct_a', environment: 'live', kind: 'purchased', amount: 1000, expiresAt: null, idempotencyKey: null });
       await store.ledger.grant({ accountId: 'acct_a', environment: 'live', kind: 'earned', amount: 50, expiresAt: clock.now() + 1000, idempotencyKey: null });
-      const use = { requestId: 'r', model: 'svc-fast', routedModel: 'p/m', routedProvider: 'p', promptTokens: 1, completionTokens: 1, outcome: 'completed', latencyMs: 1 };
+      const use = { requestId: 'r', model: 'svc-fast', routedModel: 'p/m', routedProvider: 'p', promptTokens: 1, completionTokens: 1, outcome: 'completed', latencyMs: 1, shortfallCredits: 0 };
       for (let i = 0; i < 20; i++) {
         await store.ledger.reserve({ holdId: `h${i}`, keyId: 'key_a', amount: 20, leaseMs: 10 });
         if (i % 3 === 0) await store.ledger.settle({ holdId: `h${i}`, amount: 7, usage: use });

@@ -2,8 +2,11 @@ import { describe } from 'vitest';
 import { expiryCases } from './cases/expiry.case.js';
 import { grantCases } from './cases/grants.case.js';
 import type { OpenStore } from './cases/harness.js';
+import { idempotencyCases } from './cases/idempotency.case.js';
+import { keyFamilyCases } from './cases/key-family.case.js';
 import { keyCases } from './cases/keys.case.js';
 import { propertyCases } from './cases/property.case.js';
+import { renewCases } from './cases/renew.case.js';
 import { reserveCases } from './cases/reserve.case.js';
 import { settleCases } from './cases/settle.case.js';
 import { usageCases } from './cases/usage.case.js';
@@ -19,11 +22,14 @@ export type { OpenStore, StoreHarness } from './cases/harness.js';
 export function runStoreConformance(name: string, open: OpenStore): void {
   describe(`Store conformance: ${name}`, () => {
     keyCases(open);
+    keyFamilyCases(open);
     grantCases(open);
     reserveCases(open);
     settleCases(open);
+    renewCases(open);
     expiryCases(open);
     usageCases(open);
+    idempotencyCases(open);
     propertyCases(open);
   });
 }

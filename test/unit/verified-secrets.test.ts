@@ -43,4 +43,22 @@ describe('verified secrets', () => {
     expect(await v.verify(a.keyId, a.secret, a.salt, a.hash)).toBe(true);
     expect(v.size).toBe(2);
   });
+
+  it('keeps no secret in memory, only digests under a per-process key', async () => {
+    const { secret, keyId } = generateKey('live');
+    const { salt, hash } = await hashSecret(secret);
+    const v = new VerifiedSecrets();
+    expect(await v.verify(keyId, secret, salt, hash)).toBe(true);
+    // Everything the memo holds, as a heap dump would show it: the secret's text appears nowhere.
+    const held = JSON.stringify([...(v as unknown as { entries: Map<string, object> }).entries.values()], (_k, value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('latin1') : value,
+    );
+    expect(held).not.toContain(secret);
+    expect(held).not.toContain(secret.slice(9));
+    // Another process (another digest key) would not recognise the digest.
+    const other = new VerifiedSecrets();
+    expect((other as unknown as { digest(s: string): Uint8Array }).digest(secret)).not.toEqual(
+      (v as unknown as { digest(s: string): Uint8Array }).digest(secret),
+    );
+  });
 });

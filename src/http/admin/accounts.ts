@@ -33,6 +33,8 @@ const keyBody = z
     name: z.string().min(1).max(128).nullable().optional(),
     environment,
     daily_credit_limit: z.number().int().min(1).nullable().optional(),
+    rpm_limit: z.number().int().min(1).max(1e9).nullable().optional(),
+    tpm_limit: z.number().int().min(1).max(1e12).nullable().optional(),
   })
   .strict();
 
@@ -114,6 +116,8 @@ export const adminAccountRoutes = new Hono<AppEnv>()
       environment: body.environment,
       name: body.name ?? null,
       dailyCreditLimit: body.daily_credit_limit ?? null,
+      rpmLimit: body.rpm_limit ?? null,
+      tpmLimit: body.tpm_limit ?? null,
     });
     return c.json({ ...keyView(record), secret }, 201);
   })

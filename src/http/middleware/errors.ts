@@ -4,9 +4,18 @@ import type { AppEnv } from '../../core/deps.js';
 import { GatewayError } from '../../openai/errors.js';
 import { StoreError } from '../../store/errors.js';
 
+/** The request announced a body (a length or chunked framing). */
+function hasBody(c: Context<AppEnv>): boolean {
+  const length = c.req.header('content-length');
+  return c.req.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+}
+
 export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
   const res = c.json(e.toEnvelope(), e.status as 400);
   for (const [k, v] of Object.entries(e.headers)) res.headers.set(k, v);
+  // Refused before its body was read (unauthenticated, too large, nowhere to go): close the connection
+  // rather than read a body nobody will use to keep it alive.
+  if ((e.status === 401 || e.status === 413 || e.code === 'unknown_endpoint') && hasBody(c)) res.headers.set('connection', 'close');
   const id = c.get('requestId');
   if (id) res.headers.set('x-request-id', id);
   return res;

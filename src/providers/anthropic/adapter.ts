@@ -113,6 +113,7 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
 
   return {
     name: options.name,
+    protocol: 'anthropic',
     paid: options.paid,
 
     async complete(call) {

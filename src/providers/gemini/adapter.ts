@@ -69,6 +69,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
 
   return {
     name: options.name,
+    protocol: 'gemini',
     paid: options.paid,
 
     async complete(call): Promise<UpstreamCompletion> {

@@ -2,7 +2,8 @@
  * A `streamGenerateContent?alt=sse` body -> StreamEvents. Each SSE event (CRLF-framed) is a whole
  * GenerateContentResponse holding the next piece of the answer; there is no `[DONE]`: the answer is complete
  * once a chunk carries a finishReason, and a body that ends before one is a cut. Usage comes as running
- * totals on the chunks and is reported once, at the end.
+ * totals on the chunks (thinking tokens included): each new total is reported as it arrives, so an answer
+ * cut or abandoned mid-way is charged the thinking the provider already billed, and the last one counts.
  */
 import { UpstreamError, type StreamEvent, type UpstreamTokens } from '../contract.js';
 import type { ChunkDelta } from '../../openai/chat-types.js';
@@ -28,8 +29,14 @@ export async function* answerEvents(
   signal: AbortSignal,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const translator = new ChunkTranslator();
+  let reported: UpstreamTokens | null = null;
   for await (const payload of chunks) {
     const ev = translator.accept(payload);
+    const usage = translator.usage;
+    if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens)) {
+      reported = usage;
+      yield { type: 'usage', usage };
+    }
     if (ev !== null) yield ev;
   }
   if (signal.aborted) throw abortedError(signal);

@@ -74,6 +74,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
 
   return {
     name: options.name,
+    protocol: 'openai-compatible',
     paid: options.paid,
 
     async complete(call) {

@@ -37,6 +37,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
 
   return {
     name: options.name ?? 'sandbox',
+    protocol: 'sandbox',
     paid: false,
 
     async complete(call): Promise<UpstreamCompletion> {

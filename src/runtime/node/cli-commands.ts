@@ -110,6 +110,8 @@ export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
   const accountId = required(flags, 'account');
   const env = environment(flags);
   const limit = positiveInt(flags, 'daily-credit-limit') ?? null;
+  const rpmLimit = positiveInt(flags, 'rpm-limit') ?? null;
+  const tpmLimit = positiveInt(flags, 'tpm-limit') ?? null;
   await withStore(async (store) => {
     await requireAccount(store, accountId);
     const { record, secret } = await createApiKey(store.keys, {
@@ -117,6 +119,8 @@ export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
       environment: env,
       name: str(flags, 'name') ?? null,
       dailyCreditLimit: limit,
+      rpmLimit,
+      tpmLimit,
     });
     emit(
       json,
@@ -133,7 +137,7 @@ export async function keysList(flags: Flags, json: boolean): Promise<void> {
     await requireAccount(store, accountId);
     const keys = (await store.keys.listActiveKeys(accountId)).map(keyView);
     const lines = keys.map(
-      (k) => `${k.id}  ${k.environment}  ${k.redacted_key}  ${k.name ?? '-'}  cap=${k.daily_credit_limit ?? 'none'}`,
+      (k) => `${k.id}  ${k.environment}  ${k.redacted_key}  ${k.name ?? '-'}  cap=${k.daily_credit_limit ?? 'none'}  rpm=${k.rpm_limit ?? 'default'}  tpm=${k.tpm_limit ?? 'default'}`,
     );
     emit(json, { object: 'list', data: keys }, lines.length ? lines.join('\n') : `No active keys for ${accountId}.`);
   });

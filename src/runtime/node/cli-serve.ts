@@ -42,15 +42,30 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
     host: process.env.HOST ?? '0.0.0.0',
     logger,
     adminToken: process.env.SVC_ADMIN_TOKEN || null,
+    ...(process.env.SVC_ADMIN_PORT
+      ? { adminListener: { host: process.env.SVC_ADMIN_HOST || '127.0.0.1', port: port(process.env.SVC_ADMIN_PORT, 0) } }
+      : {}),
+    ...(process.env.SVC_REDIS_URL ? { redisUrl: process.env.SVC_REDIS_URL } : {}),
   });
   const db = describeDatabase(process.env.SVC_DATABASE_URL);
   process.stdout.write(
     `svc-gateway listening on http://localhost:${gw.port}/v1 (database: ${db.kind === 'sqlite' ? db.path : 'PostgreSQL'}; ` +
       `config: ${process.env.SVC_CONFIG ?? 'built-in sandbox catalog'})\n`,
   );
+  if (gw.adminUrl) process.stdout.write(`operator API on ${gw.adminUrl} only\n`);
   await firstStartHint(gw.store);
-  const stop = (): void => {
-    gw.close().then(() => process.exit(0), () => process.exit(1));
+  // Graceful: in-flight completions finish (up to server.shutdown_grace_ms) or end with an error event, and
+  // every hold is settled before the store closes (docs/operations.md). A second signal exits at once.
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info('shutting down', { signal });
+    process.once(signal, () => process.exit(1));
+    gw.shutdown().then(
+      (unsettled) => process.exit(unsettled === 0 ? 0 : 1),
+      (e: unknown) => {
+        logger.error('shutdown failed', { error: String(e) });
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

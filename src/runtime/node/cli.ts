@@ -12,7 +12,7 @@ const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --
   accounts create [--name N]
   credits grant --account ID (--purchased N | --earned N --expires-at ISO8601)
                 [--environment live|test] [--idempotency-key K]
-  keys create --account ID [--environment live|test] [--name N] [--daily-credit-limit N]
+  keys create --account ID [--environment live|test] [--name N] [--daily-credit-limit N] [--rpm-limit N] [--tpm-limit N]
   keys list --account ID
   keys revoke KEY_ID
   migrate                                            apply database migrations
@@ -35,6 +35,8 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   'idempotency-key': { type: 'string' },
   'daily-credit-limit': { type: 'string' },
+  'rpm-limit': { type: 'string' },
+  'tpm-limit': { type: 'string' },
   'quality-bias': { type: 'string' },
 } as const;
 

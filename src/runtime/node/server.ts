@@ -6,18 +6,31 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
+import { CompletionRegistry } from '../../completions/registry.js';
 import { createApp } from '../../core/app.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
+import type { AppDeps } from '../../core/deps.js';
+import { MonotonicClock } from '../../core/monotonic-clock.js';
 import type { Logger } from '../../core/logger.js';
-import { requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
+import { ConfigError, requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
+import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
 import { createNodeUpstreamClient } from './upstream-client.js';
 import type { Store } from '../../store/types.js';
-import { openStore } from './open-store.js';
+import { describeDatabase, openStore } from './open-store.js';
+import { connectRateLimitRedis } from './redis-client.js';
+import { RedisRateLimiter } from '../../ratelimit/redis-limiter.js';
+import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
+import type { RateLimiter } from '../../ratelimit/rate-limiter.js';
 
 /** Machine clocks drift by milliseconds per hour at most; once a minute keeps instances within a few ms. */
 const CLOCK_ALIGN_INTERVAL_MS = 60_000;
+
+/** After the grace period: how long interrupted completions get to settle, then to write their last frames. */
+const SHUTDOWN_SETTLE_MS = 10_000;
+const SHUTDOWN_FLUSH_MS = 2_000;
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -28,8 +41,12 @@ export interface GatewayOptions {
   host?: string;
   clock?: Clock;
   logger: Logger;
+  /** SVC_ADMIN_HOST / SVC_ADMIN_PORT: serve /admin/v1 only there (port 0: any free port), not on the public listener. */
+  adminListener?: { host: string; port: number };
   /** SVC_ADMIN_TOKEN; unset disables the admin API. */
   adminToken?: string | null;
+  /** SVC_REDIS_URL, else rate_limits.redis_url: rate limits shared by every instance; unset: in this process. */
+  redisUrl?: string;
 }
 
 export interface RunningGateway {
@@ -37,19 +54,47 @@ export interface RunningGateway {
   url: string;
   port: number;
   store: Store;
+  /** Base URL of the operator API when it has a listener of its own (`.../admin/v1`). */
+  adminUrl?: string;
+  /** The completions in flight in this process. */
+  completions: CompletionRegistry;
+  /**
+   * Graceful shutdown (SIGTERM): stop accepting, let in-flight completions finish for up to `graceMs`
+   * (default: server.shutdown_grace_ms), end the rest with an explicit error and settle every hold, then
+   * close the connections, the upstream pool and the store. Resolves with the number of completions whose
+   * hold could not be ended (0 unless the ledger was unreachable; their leases run out and the reaper voids them).
+   */
+  shutdown(graceMs?: number): Promise<number>;
+  /** shutdown(0): in-flight completions are ended at once (and still settled). */
   close(): Promise<void>;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  // Unless a test injects its own, time is the database's: every instance then agrees on leases and expiry.
-  const aligned = new AlignedClock();
-  const clock = opts.clock ?? aligned;
+  const tokenProblem = opts.adminToken ? adminTokenProblem(opts.adminToken) : null;
+  if (tokenProblem !== null) throw new ConfigError(tokenProblem);
+  // Unless a test injects its own clock: on PostgreSQL, the database's time, which also judges leases and
+  // expiry inside its statements; on SQLite, this machine's monotonic clock anchored at start. A step of the
+  // machine's wall clock moves neither (docs/ledger.md, "Time").
+  const aligned = describeDatabase(opts.databaseUrl).kind === 'postgres' ? new AlignedClock() : null;
+  const clock = opts.clock ?? aligned ?? new MonotonicClock();
   const store = await openStore(opts.databaseUrl, clock);
-  const align = (): Promise<void> => aligned.align(() => store.serverTime());
+  const align = async (): Promise<void> => {
+    await aligned?.align(() => store.serverTime());
+  };
   if (!opts.clock) await align();
   const { server: serverCfg } = opts.config;
   const upstream = createNodeUpstreamClient();
-  const app = createApp({
+  const completions = new CompletionRegistry();
+  const rateCfg = opts.config.rate_limits;
+  const redisUrl = opts.redisUrl ?? rateCfg.redis_url;
+  const limiter: RateLimiter =
+    redisUrl === undefined
+      ? new InProcessRateLimiter(clock)
+      : new RedisRateLimiter(await connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }), {
+          onError: rateCfg.on_redis_error,
+          logger: opts.logger,
+        });
+  const deps: AppDeps = {
     store,
     clock,
     routing: buildRoutingTable(opts.config, opts.secrets, upstream.fetch),
@@ -60,20 +105,53 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       holdLeaseMs: serverCfg.hold_lease_ms,
       requestTimeoutMs: requestTimeoutMs(serverCfg),
       keepaliveMs: serverCfg.keepalive_ms,
+      writeTimeoutMs: serverCfg.write_timeout_ms,
+      ledgerRetryDelaysMs: DEFAULT_LEDGER_RETRY_DELAYS_MS,
+      mediaUrlMaxTokens: opts.config.limits.media_url_max_tokens ?? null,
+      adminFailureDelayMs: serverCfg.admin_failure_delay_ms,
     },
-  });
+    completions,
+    rateLimiting: { limiter, defaults: { rpm: rateCfg.rpm, tpm: rateCfg.tpm } },
+  };
   const host = opts.host ?? '127.0.0.1';
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: opts.port, hostname: host }, () => resolve(s as Server)) as Server;
-    s.once('error', reject);
-  });
+  const http = serverCfg.http;
+  const listen = (fetch: Parameters<typeof serve>[0]['fetch'], hostname: string, listenPort: number): Promise<Server> =>
+    new Promise<Server>((resolve, reject) => {
+      const s = serve(
+        {
+          fetch,
+          port: listenPort,
+          hostname,
+          // Slow clients (slowloris headers or bodies) are cut at these bounds; Node checks them on an interval,
+          // set here to a fraction of the shortest so a bound is kept within a second or so.
+          serverOptions: {
+            headersTimeout: http.headers_timeout_ms,
+            requestTimeout: http.receive_timeout_ms,
+            keepAliveTimeout: http.keep_alive_timeout_ms,
+            connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(http.headers_timeout_ms / 4))),
+          },
+        },
+        () => resolve(s as Server),
+      ) as Server;
+      s.maxConnections = http.max_connections;
+      s.once('error', reject);
+    });
+  // With an admin listener of its own (on a private interface), the public one serves no /admin/v1 at all.
+  const separateAdmin = opts.adminListener !== undefined && opts.adminToken ? opts.adminListener : null;
+  const server = await listen(separateAdmin ? createApp(deps, 'public').fetch : createApp(deps).fetch, host, opts.port);
+  const adminServer = separateAdmin ? await listen(createApp(deps, 'admin').fetch, separateAdmin.host, separateAdmin.port) : null;
   const port = (server.address() as AddressInfo).port;
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.
+  // Idempotency records past their 24 hours go in the same pass.
   const reaper = setInterval(() => {
     store.ledger.reapExpiredHolds(1000).then(
       (n) => n > 0 && opts.logger.info('voided expired holds', { count: n }),
       (e: unknown) => opts.logger.error('hold reaper failed', { error: String(e) }),
+    );
+    store.idempotency.purgeExpired(1000).then(
+      (n) => n > 0 && opts.logger.info('purged expired idempotency records', { count: n }),
+      (e: unknown) => opts.logger.error('idempotency purge failed', { error: String(e) }),
     );
   }, serverCfg.reaper_interval_ms);
   reaper.unref();
@@ -82,23 +160,56 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   }, CLOCK_ALIGN_INTERVAL_MS);
   realign.unref();
 
-  let closed: Promise<void> | null = null;
+  /** Waits for the HTTP server to finish its responses, destroying what is left after `ms`. */
+  const closeServer = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const force = setTimeout(() => server.closeAllConnections(), ms);
+      server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+
+  let stopping: Promise<number> | null = null;
+  const shutdown = (graceMs: number = serverCfg.shutdown_grace_ms): Promise<number> => {
+    stopping ??= (async () => {
+      const closing = closeServer(graceMs + SHUTDOWN_SETTLE_MS + SHUTDOWN_FLUSH_MS);
+      adminServer?.close();
+      adminServer?.closeIdleConnections();
+      // Every hold ends (settled or voided) before the store closes.
+      const unsettled = await completions.drain(graceMs, SHUTDOWN_SETTLE_MS);
+      if (unsettled > 0) opts.logger.error('shutdown left holds pending; the reaper will void them after their lease', { count: unsettled });
+      // The ended streams' last frames are still on their way out: each connection goes as soon as its
+      // response is written (a keep-alive one would otherwise wait for its client or the flush deadline).
+      let flushed: ReturnType<typeof setTimeout> | undefined;
+      const sweep = setInterval(() => server.closeIdleConnections(), 20);
+      server.closeIdleConnections();
+      await Promise.race([closing, new Promise((resolve) => (flushed = setTimeout(resolve, SHUTDOWN_FLUSH_MS)))]);
+      clearInterval(sweep);
+      clearTimeout(flushed);
+      server.closeAllConnections();
+      adminServer?.closeAllConnections();
+      await closing;
+      clearInterval(reaper);
+      clearInterval(realign);
+      await upstream.close();
+      await limiter.close();
+      await store.close();
+      return unsettled;
+    })();
+    return stopping;
+  };
+
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
     port,
+    ...(adminServer ? { adminUrl: `http://${separateAdmin?.host.includes(':') ? `[${separateAdmin.host}]` : separateAdmin?.host}:${(adminServer.address() as AddressInfo).port}/admin/v1` } : {}),
     store,
-    close() {
-      closed ??= (async () => {
-        clearInterval(reaper);
-        clearInterval(realign);
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-        await upstream.close();
-        await store.close();
-      })();
-      return closed;
+    completions,
+    shutdown,
+    async close() {
+      await shutdown(0);
     },
   };
 }

@@ -37,19 +37,37 @@ function isUnavailable(error: unknown): boolean {
 }
 
 /**
- * Runs one store operation and turns "the database is unreachable" into StoreError('unavailable'), which
- * the gateway answers with 503 and Retry-After. Safe for every operation: if the connection dropped during
- * COMMIT the outcome is unknown, but a retried reserve returns the hold it may have made (hold ids are
- * idempotency keys), a retried settle or void is a no-op once final, and an orphaned hold is reaped after
- * its lease.
+ * How long one store operation may wait for PostgreSQL. The driver queues statements while it reconnects,
+ * and a server that accepts connections and drops them (a proxy or a container port in front of a stopped
+ * database) keeps it reconnecting without ever failing them: without a bound, every request would wait for
+ * the database to come back.
+ */
+const OPERATION_DEADLINE_MS = 5_000;
+
+/**
+ * Runs one store operation and turns "the database is unreachable" (or silent for OPERATION_DEADLINE_MS)
+ * into StoreError('unavailable'), which the gateway answers with 503 and Retry-After. Safe for every
+ * operation: if the connection dropped during COMMIT, or the operation was given up on and runs once the
+ * database is back, the outcome is unknown, but a retried reserve returns the hold it may have made (hold
+ * ids are idempotency keys), a retried settle or void is a no-op once final, and an orphaned hold is reaped
+ * after its lease.
  */
 export async function guard<T>(operation: () => Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const pending = operation();
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError('unavailable', `PostgreSQL did not answer within ${OPERATION_DEADLINE_MS} ms`)), OPERATION_DEADLINE_MS);
+  });
   try {
-    return await operation();
+    return await Promise.race([pending, silent]);
   } catch (error) {
+    // Given up on: its own failure, when it comes, has nobody left to hear it.
+    pending.catch(() => undefined);
     if (isUnavailable(error)) {
       throw new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
     }
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }

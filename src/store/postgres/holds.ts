@@ -1,6 +1,7 @@
 import type { Allocation } from '../ledger-rules.js';
 import { type Hold, type HoldRow, toHold } from '../rows.js';
 import type { PgQueryable } from './database.js';
+import { type Instant, instantSql } from './database-time.js';
 
 export type { Hold } from '../rows.js';
 
@@ -35,6 +36,21 @@ export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: numb
     LIMIT ${limit}
     FOR NO KEY UPDATE SKIP LOCKED`;
   return rows.map(toHold);
+}
+
+/**
+ * Moves a pending hold's lease out to (`at` + leaseMs), `at` being the database's now() in production, and
+ * never shortens it. One statement: it locks only the hold row, which settle, void and the reaper lock first
+ * too, so it adds no edge to the lock order. A reaper holding the row makes it wait, then it finds the hold
+ * voided and answers false; a reaper that comes after it sees the new lease (READ COMMITTED rechecks the
+ * row's latest version). Not journaled: no credit moves, and the lease lives in the hold row.
+ */
+export async function renewLease(db: PgQueryable, holdId: string, leaseMs: number, at: Instant): Promise<boolean> {
+  const rows = await db`
+    UPDATE holds SET lease_expires_at = GREATEST(lease_expires_at, ${instantSql(db, at)} + ${leaseMs}::bigint)
+    WHERE id = ${holdId} AND status = 'pending'
+    RETURNING 1`;
+  return rows.length === 1;
 }
 
 /** Allocations of each hold, in allocation order (the spending order chosen at reserve time). */

@@ -1,8 +1,8 @@
 import type { Clock } from '../../core/clock.js';
 import { StoreError } from '../errors.js';
-import { type AccountRow, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
+import { type AccountRow, checkRateLimits, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
 import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
-import type { PgSql } from './database.js';
+import { type PgSql, transaction } from './database.js';
 import { FOREIGN_KEY_VIOLATION, guard, pgError } from './errors.js';
 
 /**
@@ -46,11 +46,14 @@ export class PostgresKeyStore implements KeyStore {
     if (key.dailyCreditLimit !== null && (!Number.isSafeInteger(key.dailyCreditLimit) || key.dailyCreditLimit < 0)) {
       throw new StoreError('invalid_input', `dailyCreditLimit must be null or an integer >= 0`);
     }
+    checkRateLimits(key);
+    if (key.parentKeyId) return this.insertChildKey(key, key.parentKeyId);
     const [row] = await guard(
       () => this.sql<KeyRow[]>`
-        INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at)
+        INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at,
+                              rpm_limit, tpm_limit)
         VALUES (${key.id}, ${key.accountId}, ${key.environment}, ${key.name}, ${key.salt}, ${key.secretHash},
-                ${key.redacted}, ${key.dailyCreditLimit}, ${this.clock.now()})
+                ${key.redacted}, ${key.dailyCreditLimit}, ${this.clock.now()}, ${key.rpmLimit ?? null}, ${key.tpmLimit ?? null})
         ON CONFLICT (id) DO NOTHING
         RETURNING ${this.keyColumns()}`,
     ).catch((error: unknown) => {
@@ -61,6 +64,32 @@ export class PostgresKeyStore implements KeyStore {
     });
     if (!row) throw new StoreError('conflict', `key ${key.id} already exists`);
     return toKey(row);
+  }
+
+  /**
+   * One statement: the parent is read FOR SHARE, so a revocation of it in progress (which holds its row)
+   * is waited for and then seen, and a revocation that starts later waits for this insert and then revokes
+   * the new child with the rest of the family (revokeKey).
+   */
+  private async insertChildKey(key: NewApiKey, parentKeyId: string): Promise<ApiKeyRecord> {
+    const [row] = await guard(
+      () => this.sql<KeyRow[]>`
+        WITH parent AS (
+          SELECT p.id FROM api_keys p
+          WHERE p.id = ${parentKeyId} AND p.account_id = ${key.accountId} AND p.revoked_at IS NULL
+          FOR SHARE)
+        INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at,
+                              rpm_limit, tpm_limit, parent_key_id)
+        SELECT ${key.id}, ${key.accountId}, ${key.environment}, ${key.name}, ${key.salt}, ${key.secretHash},
+               ${key.redacted}, ${key.dailyCreditLimit}, ${this.clock.now()}, ${key.rpmLimit ?? null}, ${key.tpmLimit ?? null},
+               parent.id
+        FROM parent
+        ON CONFLICT (id) DO NOTHING
+        RETURNING ${this.keyColumns()}`,
+    );
+    if (row) return toKey(row);
+    if (await this.findKey(key.id)) throw new StoreError('conflict', `key ${key.id} already exists`);
+    throw new StoreError('not_found', `parent key ${parentKeyId} does not exist or is revoked`);
   }
 
   async findKey(id: string): Promise<ApiKeyRecord | null> {
@@ -79,17 +108,30 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   /**
-   * The UPDATE queues on the key row with the reserves (which lock it too): it waits for those ahead of it
-   * and those behind it then read the revocation, so once it returns no instance can still admit a request
-   * with this key (see docs/ledger.md).
+   * The key and its descendants, locked level by level from the top, the order the reserves lock a key's
+   * ancestors in (svc_reserve_v2), so the two cannot deadlock. Each lock queues with the reserves of that key:
+   * it waits for those ahead of it and those behind it then read the revocation, so once this returns no
+   * instance can still admit a request with any key of the family (see docs/ledger.md). A child being
+   * inserted holds its parent FOR SHARE: once the parent is locked here, the next level's read (a new
+   * snapshot) sees it; one inserted later finds its parent revoked and is refused (insertChildKey).
    */
   async revokeKey(id: string): Promise<ApiKeyRecord | null> {
-    // COALESCE keeps the first revocation time, which is what audits and "revoked since" displays need.
-    const [row] = await guard(
-      () => this.sql<KeyRow[]>`
-        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${this.clock.now()}) WHERE id = ${id}
-        RETURNING ${this.keyColumns()}`,
+    return guard(() =>
+      transaction(this.sql, async (tx) => {
+        const [root] = await tx<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${id} FOR NO KEY UPDATE`;
+        if (!root) return null;
+        const family = [id];
+        for (let level = [id]; level.length > 0; ) {
+          const children = await tx<{ id: string }[]>`
+            SELECT id FROM api_keys WHERE parent_key_id = ANY(${level}::text[]) ORDER BY id FOR NO KEY UPDATE`;
+          level = children.map((child) => child.id);
+          family.push(...level);
+        }
+        // COALESCE keeps the first revocation time, which is what audits and "revoked since" displays need.
+        await tx`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${this.clock.now()}) WHERE id = ANY(${family}::text[])`;
+        const [row] = await tx<KeyRow[]>`SELECT ${tx.unsafe(KEY_COLUMNS)} FROM api_keys WHERE id = ${id}`;
+        return row ? toKey(row) : null;
+      }),
     );
-    return row ? toKey(row) : null;
   }
 }

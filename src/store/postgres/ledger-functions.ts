@@ -11,12 +11,14 @@
  * comment of the last function). So editing a body needs no migration, and a start with nothing to change
  * writes nothing, which lets instances run as a role that does not own the functions. The version is in the
  * names: a change of arguments or meaning gets a new name (svc_reserve_v2), so instances still running the
- * previous release keep calling the functions they were written for during a rolling deploy.
+ * previous release keep calling the functions they were written for during a rolling deploy. A replaced
+ * version is no longer defined here but stays installed where it was (nothing drops it), so those instances
+ * still find it; it can be dropped by hand once no instance of the older release runs (docs/ledger.md).
  */
 import { createHash } from 'node:crypto';
 import type { PgQueryable } from './database.js';
 
-/** Raised by svc_reserve_v1 when a reserve passed the unlocked check but the locked grants fall short. */
+/** Raised by svc_reserve_v2 when a reserve passed the unlocked check but the locked grants fall short. */
 export const RESERVE_RACE_SHORT = 'SV001';
 
 const ledgerFunctionsSql = `
@@ -32,9 +34,30 @@ LANGUAGE sql STABLE AS $fn$
   FROM credit_grants g WHERE g.account_id = p_account_id AND g.environment = p_environment
 $fn$;
 
-CREATE OR REPLACE FUNCTION svc_reserve_v1(
+-- A key (depth 0) and its ancestors; o_budget marks the day counters a reserve of the key adds to: its own
+-- and each capped ancestor's, which so counts its whole family's spend (docs/ledger.md, "Key families").
+-- PL/pgSQL, whose body is checked when first run, so the functions still install on a schema migrated only
+-- part of the way (before version 5 added parent_key_id), as the other functions do.
+CREATE OR REPLACE FUNCTION svc_key_chain_v1(p_key_id text)
+RETURNS TABLE (o_id text, o_limit bigint, o_revoked_at bigint, o_depth integer, o_budget boolean)
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  RETURN QUERY WITH RECURSIVE chain(id, parent_key_id, daily_credit_limit, revoked_at, depth) AS (
+    SELECT k.id, k.parent_key_id, k.daily_credit_limit, k.revoked_at, 0 FROM api_keys k WHERE k.id = p_key_id
+    UNION ALL
+    SELECT k.id, k.parent_key_id, k.daily_credit_limit, k.revoked_at, c.depth + 1
+    FROM api_keys k JOIN chain c ON k.id = c.parent_key_id)
+  SELECT c.id, c.daily_credit_limit, c.revoked_at, c.depth, c.depth = 0 OR c.daily_credit_limit IS NOT NULL FROM chain c;
+END
+$fn$;
+
+-- v2: o_status, the hold's state (an existing hold may be final already). Key families (schema v5): the cap
+-- of each capped ancestor is checked against its family's counter and every budget counter is added to;
+-- the arguments and results are those of v2, so instances of the previous release get the check too.
+CREATE OR REPLACE FUNCTION svc_reserve_v2(
   p_hold_id text, p_key_id text, p_amount bigint, p_lease_ms bigint, p_day text, p_now bigint)
-RETURNS TABLE (o_outcome text, o_amount bigint, o_lease_expires_at bigint, o_limit bigint, o_committed bigint, o_available bigint)
+RETURNS TABLE (o_outcome text, o_amount bigint, o_lease_expires_at bigint, o_limit bigint, o_committed bigint, o_available bigint,
+               o_status text)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_hold record;
@@ -46,19 +69,37 @@ DECLARE
   v_take bigint;
   v_grant_ids bigint[] := '{}';
   v_amounts bigint[] := '{}';
+  v_budget_ids text[];
+  v_budget_limits bigint[];
+  v_chain_revoked boolean;
+  v_i integer;
 BEGIN
-  -- Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state.
-  SELECT h.amount, h.lease_expires_at INTO v_hold FROM holds h WHERE h.id = p_hold_id;
+  -- Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
+  -- and that state, so the caller knows whether it can still be settled.
+  SELECT h.amount, h.lease_expires_at, h.status INTO v_hold FROM holds h WHERE h.id = p_hold_id;
   IF FOUND THEN
-    RETURN QUERY SELECT 'ok'::text, v_hold.amount, v_hold.lease_expires_at, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN QUERY SELECT 'ok'::text, v_hold.amount, v_hold.lease_expires_at, NULL::bigint, NULL::bigint, NULL::bigint, v_hold.status;
     RETURN;
   END IF;
 
-  -- Step 1 of the lock order. Exclusive, not FOR SHARE, so a revocation queues with the reserves.
+  -- The budget keys, root first (a key's parent never changes, so this unlocked read stays true), and whether
+  -- any ancestor is revoked (revocation cascades; this also covers a family written before it did).
+  SELECT array_agg(c.o_id ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
+         array_agg(c.o_limit ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
+         COALESCE(bool_or(c.o_revoked_at IS NOT NULL), false)
+  INTO v_budget_ids, v_budget_limits, v_chain_revoked
+  FROM svc_key_chain_v1(p_key_id) c;
+
+  -- Step 1 of the lock order: the budget keys' rows, ancestors before the key itself (the order revocations
+  -- lock a family in), so every reserve that adds to a capped counter holds that key's row and the cap
+  -- checks below read counters no one else is adding to. Exclusive, not FOR SHARE, so a revocation queues
+  -- with the reserves.
+  PERFORM 1 FROM api_keys k JOIN unnest(v_budget_ids) WITH ORDINALITY AS b(id, ord) ON k.id = b.id
+  ORDER BY b.ord FOR NO KEY UPDATE OF k;
   SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
-  FROM api_keys k WHERE k.id = p_key_id FOR NO KEY UPDATE;
-  IF NOT FOUND OR v_key.revoked_at IS NOT NULL THEN
-    RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
+  FROM api_keys k WHERE k.id = p_key_id;
+  IF NOT FOUND OR v_key.revoked_at IS NOT NULL OR v_chain_revoked THEN
+    RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text;
     RETURN;
   END IF;
 
@@ -68,30 +109,27 @@ BEGIN
   SELECT COALESCE(SUM(g.remaining), 0) INTO v_available FROM credit_grants g
   WHERE g.account_id = v_key.account_id AND g.environment = v_key.environment AND g.remaining > 0
     AND (g.expires_at IS NULL OR g.expires_at > p_now);
-  IF v_available < p_amount THEN
-    IF v_key.daily_credit_limit IS NOT NULL THEN
-      SELECT u.committed INTO v_committed FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
-      v_committed := COALESCE(v_committed, 0);
-      IF v_committed + p_amount > v_key.daily_credit_limit THEN
-        RETURN QUERY SELECT 'daily_limit_exceeded'::text, NULL::bigint, NULL::bigint, v_key.daily_credit_limit, v_committed, NULL::bigint;
-        RETURN;
-      END IF;
+  -- The caps, root first (the widest budget is named first), then the balance; a refusal writes nothing.
+  -- The budget keys' rows are locked, so no other reserve adds to these counters meanwhile.
+  FOR v_i IN 1 .. cardinality(v_budget_ids) LOOP
+    CONTINUE WHEN v_budget_limits[v_i] IS NULL;
+    SELECT u.committed INTO v_committed FROM key_daily_usage u WHERE u.key_id = v_budget_ids[v_i] AND u.day = p_day;
+    v_committed := COALESCE(v_committed, 0);
+    IF v_committed + p_amount > v_budget_limits[v_i] THEN
+      RETURN QUERY SELECT 'daily_limit_exceeded'::text, NULL::bigint, NULL::bigint, v_budget_limits[v_i], v_committed, NULL::bigint, NULL::text;
+      RETURN;
     END IF;
-    RETURN QUERY SELECT 'insufficient_credits'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, v_available;
+  END LOOP;
+  IF v_available < p_amount THEN
+    RETURN QUERY SELECT 'insufficient_credits'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, v_available, NULL::text;
     RETURN;
   END IF;
 
-  -- Step 2: the day's row, checked, added to and locked in one statement; a refusal writes nothing.
+  -- Step 2: the day's rows of the budget keys, added to and locked in key order (the order settles and
+  -- releases lock them in).
   INSERT INTO key_daily_usage AS u (key_id, day, committed)
-  SELECT p_key_id, p_day, p_amount
-  WHERE v_key.daily_credit_limit IS NULL OR p_amount <= v_key.daily_credit_limit
-  ON CONFLICT (key_id, day) DO UPDATE SET committed = u.committed + excluded.committed
-    WHERE v_key.daily_credit_limit IS NULL OR u.committed + excluded.committed <= v_key.daily_credit_limit;
-  IF NOT FOUND THEN
-    SELECT u.committed INTO v_committed FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
-    RETURN QUERY SELECT 'daily_limit_exceeded'::text, NULL::bigint, NULL::bigint, v_key.daily_credit_limit, COALESCE(v_committed, 0), NULL::bigint;
-    RETURN;
-  END IF;
+  SELECT b.id, p_day, p_amount FROM unnest(v_budget_ids) AS b(id) ORDER BY b.id
+  ON CONFLICT (key_id, day) DO UPDATE SET committed = u.committed + excluded.committed;
 
   -- Step 3: every spendable grant locked in id order (the inner ORDER BY feeds the lock), then taken in
   -- spending order: earned soonest expiry first, then purchased oldest first (ledger-rules.ts).
@@ -130,14 +168,17 @@ BEGIN
   SELECT v_key.account_id, v_key.environment, 'reserve', a.amount, a.grant_id, p_hold_id, p_now
   FROM unnest(v_grant_ids, v_amounts) WITH ORDINALITY AS a(grant_id, amount, ord)
   ORDER BY a.ord;
-  RETURN QUERY SELECT 'ok'::text, p_amount, p_now + p_lease_ms, NULL::bigint, NULL::bigint, NULL::bigint;
+  RETURN QUERY SELECT 'ok'::text, p_amount, p_now + p_lease_ms, NULL::bigint, NULL::bigint, NULL::bigint, 'pending'::text;
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION svc_settle_v1(
+-- v2: p_shortfall_credits (stored on the usage event); o_voided, and o_charged for a hold already final
+-- (what it was settled for, 0 if voided), so a settle retried after a lost reply recovers the first outcome.
+CREATE OR REPLACE FUNCTION svc_settle_v2(
   p_hold_id text, p_amount bigint, p_request_id text, p_model text, p_routed_model text, p_routed_provider text,
-  p_prompt_tokens bigint, p_completion_tokens bigint, p_outcome text, p_latency_ms bigint, p_day text, p_now bigint)
-RETURNS TABLE (o_status text, o_charged bigint, o_account_id text, o_environment text,
+  p_prompt_tokens bigint, p_completion_tokens bigint, p_outcome text, p_latency_ms bigint, p_shortfall_credits bigint,
+  p_day text, p_now bigint)
+RETURNS TABLE (o_status text, o_charged bigint, o_voided boolean, o_account_id text, o_environment text,
                o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -153,14 +194,16 @@ DECLARE
   v_deltas bigint[] := '{}';
 BEGIN
   -- Step 1: a second settle or void of this hold, from any instance, waits here and then reads its status.
-  SELECT h.account_id, h.environment, h.key_id, h.day, h.amount, h.status INTO v_hold
+  SELECT h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.settled_amount INTO v_hold
   FROM holds h WHERE h.id = p_hold_id FOR NO KEY UPDATE;
   IF NOT FOUND THEN
-    RETURN QUERY SELECT 'unknown_hold'::text, NULL::bigint, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN QUERY SELECT 'unknown_hold'::text, NULL::bigint, NULL::boolean, NULL::text, NULL::text,
+      NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
     RETURN;
   END IF;
   IF v_hold.status <> 'pending' THEN
-    RETURN QUERY SELECT 'already_final'::text, NULL::bigint, v_hold.account_id, v_hold.environment, b.*
+    RETURN QUERY SELECT 'already_final'::text, COALESCE(v_hold.settled_amount, 0), v_hold.status = 'voided',
+      v_hold.account_id, v_hold.environment, b.*
     FROM svc_balance_v1(v_hold.account_id, v_hold.environment, p_now) b;
     RETURN;
   END IF;
@@ -181,10 +224,14 @@ BEGIN
     END IF;
   END LOOP;
 
-  -- Step 2: the reserve's day gets back what was not spent.
+  -- Step 2: the reserve's day gets back what was not spent, on every counter the reserve added to (the key's
+  -- and its capped ancestors'), locked in key order.
   IF v_hold.amount > v_charged THEN
+    PERFORM 1 FROM key_daily_usage u
+    WHERE u.day = v_hold.day AND u.key_id IN (SELECT c.o_id FROM svc_key_chain_v1(v_hold.key_id) c WHERE c.o_budget)
+    ORDER BY u.key_id FOR NO KEY UPDATE;
     UPDATE key_daily_usage u SET committed = u.committed - (v_hold.amount - v_charged)
-    WHERE u.key_id = v_hold.key_id AND u.day = v_hold.day;
+    WHERE u.day = v_hold.day AND u.key_id IN (SELECT c.o_id FROM svc_key_chain_v1(v_hold.key_id) c WHERE c.o_budget);
   END IF;
   -- Step 3: the grants given credits back, locked in id order before the update (whose plan picks its own).
   IF cardinality(v_grant_ids) > 0 THEN
@@ -203,9 +250,9 @@ BEGIN
 
   -- Step 4: usage in the same transaction as the credits, so the two can never disagree.
   INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
-    prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
+    prompt_tokens, completion_tokens, credits, outcome, latency_ms, shortfall_credits, day, created_at)
   VALUES (v_hold.account_id, v_hold.environment, v_hold.key_id, p_hold_id, p_request_id, p_model, p_routed_model,
-    p_routed_provider, p_prompt_tokens, p_completion_tokens, v_charged, p_outcome, p_latency_ms, p_day, p_now);
+    p_routed_provider, p_prompt_tokens, p_completion_tokens, v_charged, p_outcome, p_latency_ms, p_shortfall_credits, p_day, p_now);
   INSERT INTO usage_daily AS u (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)
   VALUES (v_hold.account_id, v_hold.environment, p_day, p_model, 1, p_prompt_tokens, p_completion_tokens, v_charged)
   ON CONFLICT (account_id, environment, day, model) DO UPDATE SET
@@ -214,7 +261,7 @@ BEGIN
     completion_tokens = u.completion_tokens + excluded.completion_tokens,
     credits = u.credits + excluded.credits;
 
-  RETURN QUERY SELECT 'settled'::text, v_charged, v_hold.account_id, v_hold.environment, b.*
+  RETURN QUERY SELECT 'settled'::text, v_charged, false, v_hold.account_id, v_hold.environment, b.*
   FROM svc_balance_v1(v_hold.account_id, v_hold.environment, p_now) b;
 END
 $fn$;
@@ -223,7 +270,7 @@ $fn$;
 const definitionsHash = createHash('sha256').update(ledgerFunctionsSql).digest('hex');
 /** Created last by ledgerFunctionsSql: its comment records which definitions are installed. */
 const MARKED_FUNCTION =
-  'svc_settle_v1(text, bigint, text, text, text, text, bigint, bigint, text, bigint, text, bigint)';
+  'svc_settle_v2(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint)';
 
 /** Installs the functions unless these very definitions are installed already; true if it wrote them. */
 export async function installLedgerFunctions(tx: PgQueryable): Promise<boolean> {

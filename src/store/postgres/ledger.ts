@@ -14,15 +14,17 @@ import type {
 } from '../types.js';
 import { auditLedger } from './audit.js';
 import type { PgSql } from './database.js';
+import type { Instant } from './database-time.js';
 import { guard } from './errors.js';
 import { balanceOf, insertGrant } from './grants.js';
-import { countPending } from './holds.js';
+import { countPending, renewLease } from './holds.js';
 import { reserveHold } from './reserve.js';
 import { reapExpiredHolds, settleHold, voidHold } from './settle.js';
 
 /**
  * Wiring only: each method is one statement or one READ COMMITTED transaction (reserve.ts, settle.ts).
- * The clock is read once per call so every row a transaction writes carries the same instant.
+ * The clock is read once per call so every row a transaction writes carries the same instant. Leases, due
+ * holds and expiry are judged by the database's own time unless the clock is a test's (database-time.ts).
  */
 export class PostgresLedgerStore implements LedgerStore {
   constructor(
@@ -35,7 +37,7 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   async reserve(input: ReserveInput): Promise<ReserveResult> {
-    return guard(() => reserveHold(this.sql, input, this.clock.now()));
+    return guard(() => reserveHold(this.sql, input, this.decisionInstant()));
   }
 
   async settle(input: SettleInput): Promise<SettleResult> {
@@ -46,13 +48,23 @@ export class PostgresLedgerStore implements LedgerStore {
     return guard(() => voidHold(this.sql, holdId, this.clock.now()));
   }
 
+  async renewHold(holdId: string, leaseMs: number): Promise<boolean> {
+    assertCount(leaseMs, 'leaseMs', 0);
+    return guard(() => renewLease(this.sql, holdId, leaseMs, this.decisionInstant()));
+  }
+
   async balance(accountId: string, environment: Environment): Promise<Balance> {
     return guard(() => balanceOf(this.sql, accountId, environment, this.clock.now()));
   }
 
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
-    return guard(() => reapExpiredHolds(this.sql, limit, this.clock.now()));
+    return guard(() => reapExpiredHolds(this.sql, limit, this.decisionInstant()));
+  }
+
+  /** A test's hand-moved clock decides; otherwise null: the database's time, read in the statement. */
+  private decisionInstant(): Instant {
+    return this.clock.manual === true ? this.clock.now() : null;
   }
 
   async countPendingHolds(accountId?: string): Promise<number> {

@@ -4,6 +4,9 @@ import { type PgSql, transaction } from './database.js';
 import { installLedgerFunctions } from './ledger-functions.js';
 import { schemaV1 } from './schema-v1.js';
 import { schemaV2 } from './schema-v2.js';
+import { schemaV3 } from './schema-v3.js';
+import { schemaV4 } from './schema-v4.js';
+import { schemaV5 } from './schema-v5.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -11,6 +14,9 @@ export type { Migration } from '../migration-history.js';
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial_ledger', sql: schemaV1 },
   { version: 2, name: 'journal_expire', sql: schemaV2 },
+  { version: 3, name: 'usage_shortfall_idempotency', sql: schemaV3 },
+  { version: 4, name: 'key_rate_limits', sql: schemaV4 },
+  { version: 5, name: 'key_families', sql: schemaV5 },
 ];
 
 /** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */

@@ -2,6 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Store } from '../types.js';
 import { openPool } from './database.js';
 import { guard } from './errors.js';
+import { PostgresIdempotencyStore } from './idempotency.js';
 import { PostgresKeyStore } from './keys.js';
 import { PostgresLedgerStore } from './ledger.js';
 import { migrate } from './migrations.js';
@@ -33,6 +34,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     keys: new PostgresKeyStore(sql, options.clock),
     ledger: new PostgresLedgerStore(sql, options.clock),
     usage: new PostgresUsageStore(sql),
+    idempotency: new PostgresIdempotencyStore(sql, options.clock),
     async migrate() {
       await guard(() => migrate(sql, options.clock, schema));
     },

@@ -2,6 +2,7 @@ import { validateSettle } from '../ledger-rules.js';
 import type { Environment, SettleInput, SettleResult } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { type PgSql, transaction } from './database.js';
+import { type Instant, resolveInstant } from './database-time.js';
 import { expireGrants } from './expire.js';
 import { finalize } from './finalize.js';
 import { type BalanceRow, toBalance } from './grants.js';
@@ -10,12 +11,13 @@ import { allocationsOf, lockExpiredHolds, lockHold } from './holds.js';
 /**
  * Settle, void and the reaper all lock the hold row(s) first, so two instances ending the same hold queue
  * there and the second reads the status the first committed. Settle, on every request's path, is one
- * statement (svc_settle_v1, ledger-functions.ts); void and the reaper are transactions sharing finalize().
+ * statement (svc_settle_v2, ledger-functions.ts); void and the reaper are transactions sharing finalize().
  */
 
 interface SettleRow extends BalanceRow {
   o_status: 'settled' | 'already_final' | 'unknown_hold';
   o_charged: number | null;
+  o_voided: boolean | null;
   o_account_id: string | null;
   o_environment: Environment | null;
 }
@@ -24,13 +26,16 @@ export async function settleHold(sql: PgSql, input: SettleInput, now: number): P
   validateSettle(input);
   const { usage } = input;
   const [row] = await sql<SettleRow[]>`
-    SELECT * FROM svc_settle_v1(${input.holdId}::text, ${input.amount}::bigint, ${usage.requestId}::text, ${usage.model}::text,
+    SELECT * FROM svc_settle_v2(${input.holdId}::text, ${input.amount}::bigint, ${usage.requestId}::text, ${usage.model}::text,
       ${usage.routedModel}::text, ${usage.routedProvider}::text, ${usage.promptTokens}::bigint, ${usage.completionTokens}::bigint,
-      ${usage.outcome}::text, ${Math.round(usage.latencyMs)}::bigint, ${utcDay(now)}::text, ${now}::bigint)`;
-  if (!row) throw new Error('svc_settle_v1 returned no row');
+      ${usage.outcome}::text, ${Math.round(usage.latencyMs)}::bigint, ${usage.shortfallCredits}::bigint, ${utcDay(now)}::text,
+      ${now}::bigint)`;
+  if (!row) throw new Error('svc_settle_v2 returned no row');
   if (row.o_status === 'unknown_hold' || row.o_account_id === null || row.o_environment === null) return { status: 'unknown_hold' };
   const balance = toBalance(row.o_account_id, row.o_environment, row);
-  if (row.o_status === 'already_final') return { status: 'already_final', balance };
+  if (row.o_status === 'already_final') {
+    return { status: 'already_final', charged: Number(row.o_charged), voided: row.o_voided === true, balance };
+  }
   return { status: 'settled', charged: Number(row.o_charged), balance };
 }
 
@@ -48,10 +53,13 @@ export async function voidHold(sql: PgSql, holdId: string, now: number): Promise
  * instances take the next holds instead of waiting, and finalize() then takes the days and grants of
  * all of them in the store's lock order. Last, up to `limit` expired grants are written off (expire.ts),
  * also with SKIP LOCKED, so that step never waits and adds no lock-order edge.
+ * Which holds are due and which grants have expired is judged by one instant: with `at` null (production)
+ * the database's now() of this very transaction, never a gateway's clock, which may have stepped.
  */
-export async function reapExpiredHolds(sql: PgSql, limit: number, now: number): Promise<number> {
+export async function reapExpiredHolds(sql: PgSql, limit: number, at: Instant): Promise<number> {
   if (limit === 0) return 0;
   return transaction(sql, async (tx) => {
+    const now = await resolveInstant(tx, at);
     const holds = await lockExpiredHolds(tx, now, limit);
     if (holds.length > 0) {
       const allocations = await allocationsOf(tx, holds.map((hold) => hold.id));

@@ -1,8 +1,9 @@
 import type { SqliteConnection } from './database.js';
+import { BUDGET_KEYS_WHERE, KEY_CHAIN_SQL } from './key-chain.js';
 
 /**
- * Credits a key has committed (held + settled) on a UTC day, attributed to the day of the reserve.
- * The daily cap reads this one row instead of summing holds.
+ * Credits a key has committed (held + settled) on a UTC day, attributed to the day of the reserve; for a
+ * capped key, its descendants' too (key-chain.ts). The daily cap reads this one row instead of summing holds.
  */
 export function committedOn(conn: SqliteConnection, keyId: string, day: string): number {
   return conn.get<{ committed: number }>('SELECT committed FROM key_daily_usage WHERE key_id = ? AND day = ?', keyId, day)
@@ -21,11 +22,18 @@ export function addCommitted(conn: SqliteConnection, keyId: string, day: string,
 }
 
 /**
- * Gives back what a hold did not spend. A plain UPDATE, not an upsert: SQLite checks the CHECK constraint
- * on the would-be inserted row too, and the row always exists since the reserve created it. The
- * CHECK (committed >= 0) catches a double release.
+ * Gives back what a hold did not spend, to the key's row and those of its capped ancestors (the rows its
+ * reserve added to: a key's parent never changes). A plain UPDATE, not an upsert: SQLite checks the CHECK
+ * constraint on the would-be inserted row too, and the rows always exist since the reserve created them.
+ * The CHECK (committed >= 0) catches a double release.
  */
 export function releaseCommitted(conn: SqliteConnection, keyId: string, day: string, credits: number): void {
   if (credits === 0) return;
-  conn.run('UPDATE key_daily_usage SET committed = committed - ? WHERE key_id = ? AND day = ?', credits, keyId, day);
+  conn.run(
+    `UPDATE key_daily_usage SET committed = committed - ?
+     WHERE day = ? AND key_id IN (${KEY_CHAIN_SQL} SELECT id FROM chain WHERE ${BUDGET_KEYS_WHERE})`,
+    credits,
+    day,
+    keyId,
+  );
 }

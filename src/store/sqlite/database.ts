@@ -3,7 +3,8 @@ import { GroupCommit } from './group-commit.js';
 
 type Db = Database.Database;
 type Statement = Database.Statement<SqlParam[]>;
-export type SqlParam = string | number | bigint | null;
+/** Uint8Array binds as a BLOB (idempotency.ts stores response bodies as UTF-8 bytes). */
+export type SqlParam = string | number | bigint | null | Uint8Array;
 
 /** How long a writer waits for another connection's lock (e.g. the CLI writing while the server runs). */
 export const BUSY_TIMEOUT_MS = 5_000;

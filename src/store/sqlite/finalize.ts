@@ -1,11 +1,31 @@
 import { chargeFor, splitCharge } from '../ledger-rules.js';
-import type { SettleInput } from '../types.js';
+import type { SettleInput, SettleResult } from '../types.js';
 import { releaseCommitted } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
-import { adjustRemaining } from './grants.js';
-import { type Hold, allocationsOf, finalizeHold } from './holds.js';
+import { adjustRemaining, balanceOf } from './grants.js';
+import { type Hold, allocationsOf, finalizeHold, findHold } from './holds.js';
 import { appendEntry } from './journal.js';
 import { recordUsage } from './usage.js';
+
+/**
+ * The whole settle, inside an IMMEDIATE transaction. A hold that is already final answers with what it
+ * was settled for, so a settle retried after its reply was lost reports the charge it made the first time.
+ */
+export function settleHold(conn: SqliteConnection, input: SettleInput, now: number): SettleResult {
+  const hold = findHold(conn, input.holdId);
+  if (!hold) return { status: 'unknown_hold' };
+  if (hold.status !== 'pending') {
+    const row = conn.get<{ settled_amount: number | null }>('SELECT settled_amount FROM holds WHERE id = ?', hold.id);
+    return {
+      status: 'already_final',
+      charged: row?.settled_amount ?? 0,
+      voided: hold.status === 'voided',
+      balance: balanceOf(conn, hold.accountId, hold.environment, now),
+    };
+  }
+  const charged = settlePending(conn, hold, input, now);
+  return { status: 'settled', charged, balance: balanceOf(conn, hold.accountId, hold.environment, now) };
+}
 
 /**
  * Posts the charged part of a pending hold and returns the rest to their grants (the split is

@@ -60,6 +60,20 @@ export function finalizeHold(conn: SqliteConnection, holdId: string, settledAmou
   );
 }
 
+/**
+ * Moves a pending hold's lease out to `leaseExpiresAt` unless it already runs longer. True if the hold is
+ * pending (renewed or already long enough); SQLite counts a matched row as changed even when the value stays.
+ */
+export function renewLease(conn: SqliteConnection, holdId: string, leaseExpiresAt: number): boolean {
+  return (
+    conn.run(
+      `UPDATE holds SET lease_expires_at = max(lease_expires_at, ?) WHERE id = ? AND status = 'pending'`,
+      leaseExpiresAt,
+      holdId,
+    ) === 1
+  );
+}
+
 /** Oldest lease first, so a backlog is drained in the order the holds went stale. */
 export function expiredHoldIds(conn: SqliteConnection, now: number, limit: number): string[] {
   return conn

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { StoreError } from '../errors.js';
-import { type AccountRow, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
+import { type AccountRow, checkRateLimits, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
 import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
 import type { SqliteConnection } from './database.js';
 
@@ -34,13 +34,15 @@ export class SqliteKeyStore implements KeyStore {
     if (key.dailyCreditLimit !== null && (!Number.isSafeInteger(key.dailyCreditLimit) || key.dailyCreditLimit < 0)) {
       throw new StoreError('invalid_input', `dailyCreditLimit must be null or an integer >= 0`);
     }
+    checkRateLimits(key);
     return this.conn.write(() => {
       if (!this.conn.get<AccountRow>('SELECT id FROM accounts WHERE id = ?', key.accountId)) {
         throw new StoreError('not_found', `account ${key.accountId} does not exist`);
       }
       if (this.findKeyRow(key.id)) throw new StoreError('conflict', `key ${key.id} already exists`);
+      if (key.parentKeyId) this.requireLiveParent(key.parentKeyId, key.accountId);
       this.conn.run(
-        `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+        `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
         key.id,
         key.accountId,
         key.environment,
@@ -50,6 +52,9 @@ export class SqliteKeyStore implements KeyStore {
         key.redacted,
         key.dailyCreditLimit,
         this.clock.now(),
+        key.rpmLimit ?? null,
+        key.tpmLimit ?? null,
+        key.parentKeyId ?? null,
       );
       return toKey(this.requireKeyRow(key.id));
     });
@@ -71,14 +76,30 @@ export class SqliteKeyStore implements KeyStore {
 
   async revokeKey(id: string): Promise<ApiKeyRecord | null> {
     return this.conn.write(() => {
+      // The key and every descendant, in the one write transaction: no child outlives its parent.
       // COALESCE keeps the first revocation time, which is what audits and "revoked since" displays need.
-      this.conn.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', this.clock.now(), id);
+      this.conn.run(
+        `WITH RECURSIVE family(id) AS (
+           SELECT id FROM api_keys WHERE id = ?
+           UNION SELECT k.id FROM api_keys k JOIN family f ON k.parent_key_id = f.id)
+         UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id IN (SELECT id FROM family)`,
+        id,
+        this.clock.now(),
+      );
       const row = this.findKeyRow(id);
       return row ? toKey(row) : null;
     });
   }
 
-  private findKeyRow(id: string): KeyRow | undefined {
+  /** A child key needs a parent of the same account that is not revoked (a revoked family stays revoked). */
+  private requireLiveParent(parentKeyId: string, accountId: string): void {
+    const parent = this.findKeyRow(parentKeyId);
+    if (!parent || parent.account_id !== accountId || parent.revoked_at !== null) {
+      throw new StoreError('not_found', `parent key ${parentKeyId} does not exist or is revoked`);
+    }
+  }
+
+    private findKeyRow(id: string): KeyRow | undefined {
     return this.conn.get<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id);
   }
 

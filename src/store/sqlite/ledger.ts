@@ -15,9 +15,9 @@ import type {
 } from '../types.js';
 import type { SqliteConnection } from './database.js';
 import { expireGrants } from './expire.js';
-import { settlePending, voidPending } from './finalize.js';
+import { settleHold, voidPending } from './finalize.js';
 import { balanceOf, insertGrant } from './grants.js';
-import { countPending, expiredHoldIds, findHold } from './holds.js';
+import { countPending, expiredHoldIds, findHold, renewLease } from './holds.js';
 import { reserveHold } from './reserve.js';
 
 /**
@@ -43,15 +43,7 @@ export class SqliteLedgerStore implements LedgerStore {
   async settle(input: SettleInput): Promise<SettleResult> {
     validateSettle(input);
     const now = this.clock.now();
-    return this.conn.write((): SettleResult => {
-      const hold = findHold(this.conn, input.holdId);
-      if (!hold) return { status: 'unknown_hold' };
-      if (hold.status !== 'pending') {
-        return { status: 'already_final', balance: balanceOf(this.conn, hold.accountId, hold.environment, now) };
-      }
-      const charged = settlePending(this.conn, hold, input, now);
-      return { status: 'settled', charged, balance: balanceOf(this.conn, hold.accountId, hold.environment, now) };
-    });
+    return this.conn.write(() => settleHold(this.conn, input, now));
   }
 
   async void(holdId: string): Promise<boolean> {
@@ -62,6 +54,13 @@ export class SqliteLedgerStore implements LedgerStore {
       voidPending(this.conn, hold, now);
       return true;
     });
+  }
+
+  /** Through the group commit like every write: the caller hears true only once the new lease is committed. */
+  async renewHold(holdId: string, leaseMs: number): Promise<boolean> {
+    assertCount(leaseMs, 'leaseMs', 0);
+    const leaseExpiresAt = this.clock.now() + leaseMs;
+    return this.conn.write(() => renewLease(this.conn, holdId, leaseExpiresAt));
   }
 
   async balance(accountId: string, environment: Environment): Promise<Balance> {

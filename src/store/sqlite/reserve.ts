@@ -1,18 +1,12 @@
 import { allocate, validateReserve } from '../ledger-rules.js';
-import type { Environment, ReserveInput, ReserveResult } from '../types.js';
+import type { ReserveInput, ReserveResult } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { addCommitted, committedOn } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining, spendableGrants } from './grants.js';
 import { findHold, insertHold } from './holds.js';
+import { keyChain } from './key-chain.js';
 import { appendEntry } from './journal.js';
-
-interface ActiveKey {
-  account_id: string;
-  environment: Environment;
-  daily_credit_limit: number | null;
-  revoked_at: number | null;
-}
 
 /**
  * Must run inside an IMMEDIATE transaction: the key, cap and balance checks and the writes are one step,
@@ -22,21 +16,27 @@ interface ActiveKey {
 export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number): ReserveResult {
   validateReserve(input);
   const existing = findHold(conn, input.holdId);
-  // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state.
-  if (existing) return { ok: true, holdId: existing.id, amount: existing.amount, leaseExpiresAt: existing.leaseExpiresAt };
+  // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
+  // and the state tells the caller whether it can still be settled.
+  if (existing) {
+    return { ok: true, holdId: existing.id, amount: existing.amount, leaseExpiresAt: existing.leaseExpiresAt, status: existing.status };
+  }
 
-  const key = conn.get<ActiveKey>(
-    'SELECT account_id, environment, daily_credit_limit, revoked_at FROM api_keys WHERE id = ?',
-    input.keyId,
-  );
-  if (!key || key.revoked_at !== null) return { ok: false, reason: 'key_inactive' };
+  // The key and its ancestors: a key whose ancestor is revoked is inactive too (revocation cascades, and this
+  // also covers a family written before it did).
+  const chain = keyChain(conn, input.keyId);
+  const key = chain[0];
+  if (!key || chain.some((member) => member.revoked_at !== null)) return { ok: false, reason: 'key_inactive' };
 
   const day = utcDay(now);
-  // A key without a cap has nothing to check: the day's row is only read for a capped key.
-  if (key.daily_credit_limit !== null) {
-    const committed = committedOn(conn, input.keyId, day);
-    if (committed + input.amount > key.daily_credit_limit) {
-      return { ok: false, reason: 'daily_limit_exceeded', limit: key.daily_credit_limit, committedToday: committed };
+  // The key's own cap and each capped ancestor's, against the spend of that ancestor's whole family; an
+  // uncapped key has nothing to check. Checked from the root down, so the widest budget is named first.
+  const budgets = chain.filter((member) => member.depth === 0 || member.daily_credit_limit !== null);
+  for (const member of [...budgets].reverse()) {
+    if (member.daily_credit_limit === null) continue;
+    const committed = committedOn(conn, member.id, day);
+    if (committed + input.amount > member.daily_credit_limit) {
+      return { ok: false, reason: 'daily_limit_exceeded', limit: member.daily_credit_limit, committedToday: committed };
     }
   }
 
@@ -57,6 +57,6 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   for (const allocation of plan.allocations) {
     appendEntry(conn, { ...owner, kind: 'reserve', amount: allocation.amount, grantId: allocation.grantId, holdId: input.holdId }, now);
   }
-  addCommitted(conn, input.keyId, day, input.amount);
-  return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt };
+  for (const member of budgets) addCommitted(conn, member.id, day, input.amount);
+  return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt, status: 'pending' };
 }

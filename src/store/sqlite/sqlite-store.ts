@@ -2,6 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Store } from '../types.js';
 import { type Checkpointer, SAFETY_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import { BUSY_TIMEOUT_MS, SqliteConnection, openSqliteDatabase } from './database.js';
+import { SqliteIdempotencyStore } from './idempotency.js';
 import { SqliteKeyStore } from './keys.js';
 import { SqliteLedgerStore } from './ledger.js';
 import { migrate } from './migrations.js';
@@ -27,6 +28,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     keys: new SqliteKeyStore(conn, options.clock),
     ledger: new SqliteLedgerStore(conn, options.clock),
     usage: new SqliteUsageStore(conn),
+    idempotency: new SqliteIdempotencyStore(conn, options.clock),
     async migrate() {
       migrate(conn, options.clock);
       // After the first migration, so the file exists and is in WAL mode when the second connection opens it.

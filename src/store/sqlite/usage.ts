@@ -13,8 +13,8 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
   const day = utcDay(now);
   conn.run(
     `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
-       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at, shortfall_credits)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     hold.accountId,
     hold.environment,
     hold.keyId,
@@ -30,6 +30,7 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
     Math.round(usage.latencyMs),
     day,
     now,
+    usage.shortfallCredits,
   );
   conn.run(
     `INSERT INTO usage_daily (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)

@@ -51,6 +51,9 @@ export function newKey(accountId: string, overrides: Partial<NewApiKey> = {}): N
     secretHash: 'aGFzaA',
     redacted: 'svc_live_AbC...xYz1',
     dailyCreditLimit: null,
+    rpmLimit: null,
+    tpmLimit: null,
+    parentKeyId: null,
     ...overrides,
   };
 }
@@ -102,6 +105,7 @@ export function usage(overrides: Partial<UsageRecord> = {}): UsageRecord {
     completionTokens: 20,
     outcome: 'completed',
     latencyMs: 123,
+    shortfallCredits: 0,
     ...overrides,
   };
 }

@@ -18,6 +18,8 @@ export interface ModelHold {
   leaseExpiresAt: number;
   createdAt: number;
   status: 'pending' | 'settled' | 'voided';
+  /** What a settle charged; null until settled. */
+  settled: number | null;
   allocations: { grant: ModelGrant; amount: number }[];
 }
 
@@ -49,7 +51,7 @@ export class LedgerModel {
     const spendable = this.grants.filter((g) => g.remaining > 0 && !expired(g, now)).sort(spendingOrder);
     const available = spendable.reduce((sum, g) => sum + g.remaining, 0);
     if (available < amount) return { ok: false, reason: 'insufficient_credits', available };
-    const held: ModelHold = { id, amount, day, leaseExpiresAt: now + leaseMs, createdAt: now, status: 'pending', allocations: [] };
+    const held: ModelHold = { id, amount, day, leaseExpiresAt: now + leaseMs, createdAt: now, status: 'pending', settled: null, allocations: [] };
     let missing = amount;
     for (const grant of spendable) {
       if (missing === 0) break;
@@ -60,12 +62,14 @@ export class LedgerModel {
     }
     this.holds.push(held);
     this.committed.set(day, committed + amount);
-    return { ok: true, holdId: id, amount, leaseExpiresAt: held.leaseExpiresAt };
+    return { ok: true, holdId: id, amount, leaseExpiresAt: held.leaseExpiresAt, status: 'pending' };
   }
 
   settle(held: ModelHold | undefined, amount: number, now: number): SettleResult {
     if (!held) return { status: 'unknown_hold' };
-    if (held.status !== 'pending') return { status: 'already_final', balance: this.balance(now) };
+    if (held.status !== 'pending') {
+      return { status: 'already_final', charged: held.settled ?? 0, voided: held.status === 'voided', balance: this.balance(now) };
+    }
     const charged = Math.min(Math.max(amount, 0), held.amount);
     let toCharge = charged;
     for (const allocation of held.allocations) {
@@ -74,6 +78,7 @@ export class LedgerModel {
       allocation.grant.remaining += allocation.amount - spent;
     }
     this.finish(held, 'settled', held.amount - charged);
+    held.settled = charged;
     this.charged += charged;
     return { status: 'settled', charged, balance: this.balance(now) };
   }

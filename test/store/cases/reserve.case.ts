@@ -113,10 +113,30 @@ export function reserveCases(open: OpenStore): void {
       const first = await reserve(store, owner, 20, MINUTE, 'hold_same');
       clock.advance(1_000);
       const again = await reserve(store, owner, 30, 5 * MINUTE, 'hold_same');
-      expect(first).toEqual({ ok: true, holdId: 'hold_same', amount: 20, leaseExpiresAt: T0 + MINUTE });
+      expect(first).toEqual({ ok: true, holdId: 'hold_same', amount: 20, leaseExpiresAt: T0 + MINUTE, status: 'pending' });
       expect(again).toEqual(first);
       expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 30, reserved: 20 });
       expect(await store.ledger.countPendingHolds()).toBe(1);
+    });
+
+    it('tells a caller reserving a final hold again that it is final (a reserve retried after a lost reply)', async () => {
+      const { store, clock } = h();
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 50));
+      const settled = await reserve(store, owner, 20, MINUTE, 'hold_settled');
+      await store.ledger.settle({ holdId: 'hold_settled', amount: 7, usage: usage() });
+      const voided = await reserve(store, owner, 10, MINUTE, 'hold_voided');
+      await store.ledger.void('hold_voided');
+      const reaped = await reserve(store, owner, 5, MINUTE, 'hold_reaped');
+      clock.advance(MINUTE);
+      expect(await store.ledger.reapExpiredHolds(10)).toBe(1);
+
+      expect(await reserve(store, owner, 20, MINUTE, 'hold_settled')).toEqual({ ...settled, status: 'settled' });
+      expect(await reserve(store, owner, 10, MINUTE, 'hold_voided')).toEqual({ ...voided, status: 'voided' });
+      expect(await reserve(store, owner, 5, MINUTE, 'hold_reaped')).toEqual({ ...reaped, status: 'voided' });
+      // Nothing was held again.
+      expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 43, reserved: 0 });
+      expect(await store.ledger.countPendingHolds()).toBe(0);
     });
 
     it('rejects malformed reserves', async () => {

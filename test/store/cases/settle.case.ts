@@ -32,6 +32,8 @@ export function settleCases(open: OpenStore): void {
       const afterSettle = await store.ledger.balance(owner.accountId, 'live');
       expect(await store.ledger.settle({ holdId: settled, amount: 10, usage: usage() })).toEqual({
         status: 'already_final',
+        charged: 4,
+        voided: false,
         balance: afterSettle,
       });
       expect(await store.ledger.void(settled)).toBe(false);
@@ -42,12 +44,42 @@ export function settleCases(open: OpenStore): void {
       expect(await store.ledger.void(voided)).toBe(false);
       expect(await store.ledger.settle({ holdId: voided, amount: 5, usage: usage() })).toEqual({
         status: 'already_final',
+        charged: 0,
+        voided: true,
         balance: afterSettle,
       });
       expect(afterSettle).toMatchObject({ purchased: 96, reserved: 0 });
       // Only the one settle was recorded as usage.
       const rows = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '2025-01-15', endDay: '2025-01-15', model: null });
       expect(rows).toEqual([expect.objectContaining({ requests: 1, credits: 4 })]);
+    });
+
+    it('answers a settle retried after its reply was lost with the first charge, a zero one included', async () => {
+      const { store } = h();
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      const full = await hold(store, owner, 10);
+      const first = await store.ledger.settle({ holdId: full, amount: 10, usage: usage() });
+      expect(first).toMatchObject({ status: 'settled', charged: 10 });
+      // The retry carries the same amount (what the caller computed); a different one changes nothing either.
+      for (const amount of [10, 3, 0]) {
+        expect(await store.ledger.settle({ holdId: full, amount, usage: usage() })).toEqual({
+          status: 'already_final',
+          charged: 10,
+          voided: false,
+          balance: first.status === 'settled' ? first.balance : null,
+        });
+      }
+      // Settled for nothing is not voided: the request happened and its usage event exists.
+      const free = await hold(store, owner, 10);
+      expect(await store.ledger.settle({ holdId: free, amount: 0, usage: usage() })).toMatchObject({ status: 'settled', charged: 0 });
+      expect(await store.ledger.settle({ holdId: free, amount: 5, usage: usage() })).toMatchObject({
+        status: 'already_final',
+        charged: 0,
+        voided: false,
+      });
+      const rows = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '2025-01-15', endDay: '2025-01-15', model: null });
+      expect(rows).toEqual([expect.objectContaining({ requests: 2, credits: 10 })]);
     });
 
     it('knows nothing of unknown holds', async () => {
@@ -101,7 +133,11 @@ export function settleCases(open: OpenStore): void {
       expect(await store.ledger.reapExpiredHolds(1)).toBe(1);
       expect(await store.ledger.reapExpiredHolds(10)).toBe(0);
       for (const reaped of [oldest, middle, youngest]) {
-        expect(await store.ledger.settle({ holdId: reaped, amount: 1, usage: usage() })).toMatchObject({ status: 'already_final' });
+        expect(await store.ledger.settle({ holdId: reaped, amount: 1, usage: usage() })).toMatchObject({
+          status: 'already_final',
+          charged: 0,
+          voided: true,
+        });
       }
       expect(await store.ledger.countPendingHolds()).toBe(1);
       expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 90, reserved: 10 });

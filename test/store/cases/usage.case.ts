@@ -63,6 +63,27 @@ export function usageCases(open: OpenStore): void {
       expect(rows).toEqual([expect.objectContaining({ day: '2025-03-02', model: 'svc-auto', credits: 6 })]);
     });
 
+    it('validates the shortfall like the other counts and keeps it out of the rollup', async () => {
+      const { store } = h();
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      const holdId = await hold(store, owner, 10);
+      for (const shortfallCredits of [-1, 1.5, Number.NaN]) {
+        await expect(store.ledger.settle({ holdId, amount: 10, usage: usage({ shortfallCredits }) })).rejects.toMatchObject({
+          code: 'invalid_input',
+        });
+      }
+      expect(await store.ledger.countPendingHolds(owner.accountId)).toBe(1);
+      // The upstream reported 250 credits of work on a 10-credit hold: 10 charged, 240 recorded as shortfall.
+      expect(await store.ledger.settle({ holdId, amount: 250, usage: usage({ shortfallCredits: 240 }) })).toMatchObject({
+        status: 'settled',
+        charged: 10,
+      });
+      const rows = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '2000-01-01', endDay: '2999-12-31', model: null });
+      expect(rows).toEqual([expect.objectContaining({ requests: 1, credits: 10 })]);
+      expect(await store.ledger.audit()).toMatchObject({ findings: [] });
+    });
+
     it('counts voided holds nowhere', async () => {
       const { store } = h();
       const owner = await seedAccount(store);

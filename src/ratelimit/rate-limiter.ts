@@ -1,0 +1,65 @@
+/**
+ * Per-key rate limits: requests per minute and tokens per minute over a sliding window of 60 s. A limiter
+ * decides one request at a time and records it when admitted; two implementations, the same semantics:
+ * in one process (sliding-window.ts, exact because JS runs one decision at a time) and shared by every
+ * instance through Redis (redis-limiter.ts, one atomic Lua script per decision). docs/rate-limits.md.
+ */
+
+/** A key's limits in force (its own, else the configured default); null: that dimension is unlimited. */
+export interface RateLimits {
+  rpm: number | null;
+  tpm: number | null;
+}
+
+export interface RateRequest {
+  keyId: string;
+  limits: RateLimits;
+  /** What the request counts against tpm: its prompt estimate plus its output bound (the quote). */
+  tokens: number;
+}
+
+/** One dimension after the decision, for the x-ratelimit-* headers. */
+export interface WindowState {
+  limit: number;
+  remaining: number;
+  /** Until the window holds nothing (back to its initial state, OpenAI's meaning of "reset"). */
+  resetMs: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Null when that dimension has no limit. */
+  requests: WindowState | null;
+  tokens: WindowState | null;
+  /** Refused: how long until this same request would be admitted (0 when admitted or when it never can be). */
+  retryAfterMs: number;
+  /** Refused because the request alone counts more tokens than the tpm limit: waiting cannot help. */
+  tooLarge: boolean;
+}
+
+export interface RateLimiter {
+  /** Decides and, when admitted, records the request. Rejects only when a shared backend is unreachable. */
+  admit(request: RateRequest): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+/** The window of both limits: "per minute" is any 60 s, not a calendar minute. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** The key's own limits, else the account-wide default of the configuration. */
+export function limitsFor(key: { rpmLimit: number | null; tpmLimit: number | null }, defaults: RateLimits): RateLimits {
+  return { rpm: key.rpmLimit ?? defaults.rpm, tpm: key.tpmLimit ?? defaults.tpm };
+}
+
+/** Decision arithmetic shared by the in-process limiter and the reading of the Lua script's answer. */
+export function windowStates(
+  limits: RateLimits,
+  count: number,
+  tokens: number,
+  resetMs: number,
+): Pick<RateDecision, 'requests' | 'tokens'> {
+  return {
+    requests: limits.rpm === null ? null : { limit: limits.rpm, remaining: Math.max(0, limits.rpm - count), resetMs },
+    tokens: limits.tpm === null ? null : { limit: limits.tpm, remaining: Math.max(0, limits.tpm - tokens), resetMs },
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * Every ending of a completion, end to end: a real gateway (SQLite file) in front of a real HTTP upstream
+ * that answers as scripted (OpenAI's SSE), a real client (fetch, or a raw socket that stops reading). Each
+ * case checks what the client got and the one usage event it paid for (src/billing/charge.ts is the rule;
+ * test/unit/charge.test.ts its table), then the books: no hold pending, balance = grants - sum of usage
+ * events, the ledger audit clean.
+ */
+import { connect } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import Database from 'libsql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { creditCost } from '../../src/billing/pricing.js';
+import { parseConfig } from '../../src/config/schema.js';
+import { CATALOG } from '../../src/routing/catalog.js';
+import { startFixtureServer, type FixtureServer } from '../providers/helpers/fixture-server.js';
+import { chat, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
+import { join } from 'node:path';
+import { sleep, sseChunk } from '../helpers/openai-sse.js';
+
+const GRANT = 1_000_000;
+const FAST = CATALOG['svc-fast'];
+const WORDS = ['The', ' lighthouse', ' keeper', ' counted', ' the', ' ships', ' at', ' dusk.'];
+
+
+
+function sseHead(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.flushHeaders();
+}
+
+/** An answer of WORDS, word by word every `gapMs`, with the usage chunk when given, then optionally held open. */
+function answer(opts: { gapMs?: number; usage?: object | null; holdBeforeDoneMs?: number; words?: readonly string[] } = {}) {
+  return async (_req: unknown, res: ServerResponse): Promise<void> => {
+    sseHead(res);
+    res.write(sseChunk({ role: 'assistant', content: '' }));
+    for (const w of opts.words ?? WORDS) {
+      if (opts.gapMs) await sleep(opts.gapMs);
+      if (res.destroyed) return;
+      res.write(sseChunk({ content: w }));
+    }
+    res.write(sseChunk({}, 'stop'));
+    if (opts.usage !== null) res.write(sseChunk({}, null, opts.usage ?? { prompt_tokens: 31, completion_tokens: 48 }));
+    if (opts.holdBeforeDoneMs) await sleep(opts.holdBeforeDoneMs);
+    if (!res.destroyed) res.end('data: [DONE]\n\n');
+  };
+}
+
+let upstream: FixtureServer;
+const gateways: TestGateway[] = [];
+
+beforeAll(async () => {
+  upstream = await startFixtureServer({
+    // Hidden reasoning: 48 completion tokens billed for 8 visible words.
+    ok: answer(),
+    slow: answer({ gapMs: 40 }),
+    finished_then_held: answer({ holdBeforeDoneMs: 1500, usage: { prompt_tokens: 29, completion_tokens: 77 } }),
+    stall_after_headers: (_req, res) => sseHead(res),
+    no_answer: () => undefined,
+    status_500: (_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'boom', type: 'server_error' } }));
+    },
+    cut_after_3: async (_req, res) => {
+      sseHead(res);
+      for (const w of WORDS.slice(0, 3)) res.write(sseChunk({ content: w }));
+      await sleep(20);
+      res.destroy();
+    },
+    bad_usage: answer({ usage: { prompt_tokens: -4, completion_tokens: 2.5 } }),
+    huge_usage: answer({ words: ['Hi'], usage: { prompt_tokens: 20, completion_tokens: 90_000 } }),
+    flood: async (_req, res) => {
+      sseHead(res);
+      // Many small deltas: megabytes of SSE to the client while the output stays within the bound the
+      // gateway enforces (4 x max_tokens + 1,024 estimated tokens, docs/providers.md); 200-character
+      // tokens would be cut there as an upstream running past its max_tokens.
+      const token = 'x';
+      for (let i = 0; i < 40_000 && !res.destroyed; i++) {
+        if (!res.write(sseChunk({ content: token }))) await new Promise((r) => res.once('drain', r));
+      }
+      if (!res.destroyed) res.end('data: [DONE]\n\n');
+    },
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.close()));
+  await upstream.close();
+});
+
+interface Setup {
+  gw: TestGateway;
+  seeded: Seeded;
+}
+
+/** A gateway whose svc-fast tries the given scenarios in order. */
+const ADMIN_TOKEN = 'admin-token-for-the-charge-endings-test';
+
+async function gatewayFor(scenarios: string[], server: Record<string, number> = {}): Promise<Setup> {
+  const deadlines = { connect_ms: 2000, first_token_ms: 3000, between_chunks_ms: 3000, total_ms: 10_000 };
+  const providers = Object.fromEntries(
+    scenarios.map((s, i) => [`p${i}`, { type: 'openai-compatible', base_url: upstream.baseUrl(s), paid: false, timeouts: deadlines }]),
+  );
+  const targets = scenarios.map((_, i) => ({ provider: `p${i}`, model: 'm' }));
+  const config = parseConfig({
+    server: { keepalive_ms: 100, ...server },
+    providers,
+    aliases: { 'svc-fast': { targets }, 'svc-code': { targets }, 'svc-smart': { targets } },
+  });
+  const gw = await startTestGateway({ config, adminToken: ADMIN_TOKEN });
+  gateways.push(gw);
+  return { gw, seeded: await gw.seed({ purchased: GRANT }) };
+}
+
+const body = (stream: boolean, maxTokens = 500) => ({
+  model: 'svc-fast',
+  messages: [{ role: 'user', content: 'Tell me about the lighthouse keeper.' }],
+  max_tokens: maxTokens,
+  stream,
+});
+
+interface UsageEvent {
+  prompt_tokens: number;
+  completion_tokens: number;
+  credits: number;
+  outcome: string;
+  shortfall_credits: number;
+}
+
+function usageEvents(gw: TestGateway): UsageEvent[] {
+  const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT prompt_tokens, completion_tokens, credits, outcome, shortfall_credits FROM usage_events ORDER BY id').all() as UsageEvent[];
+  } finally {
+    db.close();
+  }
+}
+
+/** No hold pending, the balance is what the grants minus the usage events leave, the audit is clean. */
+async function expectBooksBalance({ gw, seeded }: Setup): Promise<UsageEvent[]> {
+  const until = Date.now() + 5000;
+  while ((await gw.store.ledger.countPendingHolds()) > 0 && Date.now() < until) await sleep(20);
+  expect(await gw.store.ledger.countPendingHolds()).toBe(0);
+  const events = usageEvents(gw);
+  const spent = events.reduce((sum, e) => sum + e.credits, 0);
+  const balance = await gw.store.ledger.balance(seeded.accountId, 'live');
+  expect(balance.purchased + balance.earned).toBe(GRANT - spent);
+  expect(balance.reserved).toBe(0);
+  expect((await gw.store.ledger.audit()).findings).toEqual([]);
+  // Each event's tokens at svc-fast's prices: charged up to the hold, the rest recorded as shortfall.
+  for (const e of events) expect(e.credits + e.shortfall_credits).toBe(creditCost(FAST, e.prompt_tokens, e.completion_tokens));
+  return events;
+}
+
+/** Reads SSE until `stop` says so, then aborts the request. */
+async function readThenHangUp(res: Response, abort: AbortController, stop: (text: string) => boolean): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!stop(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  abort.abort();
+  return text;
+}
+
+const contentCount = (text: string): number => (text.match(/"content":"[^"]+"/g) ?? []).length;
+
+/** Waits until the upstream has seen `n` requests in all. */
+async function upstreamRequests(n: number): Promise<void> {
+  const until = Date.now() + 3000;
+  while (upstream.requests.length < n && Date.now() < until) await sleep(5);
+}
+
+describe.each([true, false])('stream=%s', (stream) => {
+  it('completed: charged the upstream\'s reported usage, hidden reasoning tokens included', async () => {
+    const s = await gatewayFor(['ok']);
+    const res = await chat(s.gw, s.seeded.secret, body(stream));
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const svc = stream ? JSON.parse(sseData(text).at(-2) as string).svc : JSON.parse(text).svc;
+    expect(svc.tokens_metered).toEqual({ prompt: 31, completion: 48, total: 79 });
+    expect(svc.credits_used).toBe(creditCost(FAST, 31, 48));
+    const [event, ...rest] = await expectBooksBalance(s);
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({ prompt_tokens: 31, completion_tokens: 48, outcome: 'completed', shortfall_credits: 0 });
+  });
+
+  it('client hang-up before any upstream answered: void, no usage event', async () => {
+    const s = await gatewayFor(['no_answer']);
+    const seen = upstream.requests.length;
+    const abort = new AbortController();
+    const pending = chat(s.gw, s.seeded.secret, body(stream), { signal: abort.signal }).catch(() => null);
+    await upstreamRequests(seen + 1);
+    abort.abort();
+    await pending;
+    expect(await expectBooksBalance(s)).toEqual([]);
+  });
+
+  it('client hang-up after the upstream answered, before its first byte: the prompt', async () => {
+    const s = await gatewayFor(['stall_after_headers']);
+    const seen = upstream.requests.length;
+    const abort = new AbortController();
+    const pending = chat(s.gw, s.seeded.secret, body(stream), { signal: abort.signal }).catch(() => null);
+    await upstreamRequests(seen + 1);
+    await sleep(100);
+    abort.abort();
+    await pending;
+    const [event] = await expectBooksBalance(s);
+    expect(event).toMatchObject({ completion_tokens: 0, outcome: 'client_closed' });
+    expect(event?.prompt_tokens).toBeGreaterThan(0);
+    expect(event?.credits).toBeGreaterThan(0);
+  });
+
+  it('client hang-up after the first bytes: the prompt and what was produced', async () => {
+    const s = await gatewayFor(['slow']);
+    const abort = new AbortController();
+    if (stream) {
+      const res = await chat(s.gw, s.seeded.secret, body(true), { signal: abort.signal });
+      await readThenHangUp(res, abort, (t) => contentCount(t) >= 3).catch(() => '');
+    } else {
+      const seen = upstream.requests.length;
+      const pending = chat(s.gw, s.seeded.secret, body(false), { signal: abort.signal }).catch(() => null);
+      await upstreamRequests(seen + 1);
+      await sleep(150);
+      abort.abort();
+      await pending;
+    }
+    const [event] = await expectBooksBalance(s);
+    expect(event?.outcome).toBe('client_closed');
+    expect(event?.completion_tokens).toBeGreaterThanOrEqual(2);
+    // Far from the whole answer's 48 reported tokens: the upstream call was closed with the client's.
+    expect(event?.completion_tokens).toBeLessThan(20);
+  });
+
+  it('client hang-up after the upstream finished: its reported usage', async () => {
+    const s = await gatewayFor(['finished_then_held']);
+    const abort = new AbortController();
+    if (stream) {
+      const res = await chat(s.gw, s.seeded.secret, body(true), { signal: abort.signal });
+      await readThenHangUp(res, abort, (t) => t.includes('"finish_reason":"stop"'));
+      // The gateway reads the usage chunk that follows the finish before it notices the client is gone.
+      await sleep(100);
+    } else {
+      const seen = upstream.requests.length;
+      const pending = chat(s.gw, s.seeded.secret, body(false), { signal: abort.signal }).catch(() => null);
+      await upstreamRequests(seen + 1);
+      await sleep(300);
+      abort.abort();
+      await pending;
+    }
+    const [event] = await expectBooksBalance(s);
+    expect(event).toMatchObject({ prompt_tokens: 29, completion_tokens: 77, outcome: 'client_closed', credits: creditCost(FAST, 29, 77) });
+  });
+
+  it('upstream error before any upstream answered: void, an error to the client', async () => {
+    const s = await gatewayFor(['status_500', 'status_500']);
+    const res = await chat(s.gw, s.seeded.secret, body(stream));
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
+    expect(await expectBooksBalance(s)).toEqual([]);
+  });
+
+  it('upstream error after bytes, nothing could finish it: the prompt and what was produced', async () => {
+    const s = await gatewayFor(['cut_after_3', 'status_500']);
+    const res = await chat(s.gw, s.seeded.secret, body(stream));
+    if (stream) {
+      expect(res.status).toBe(200);
+      const data = sseData(await res.text());
+      expect(data.at(-1)).toBe('[DONE]');
+      expect(JSON.parse(data.at(-2) as string).error.code).toBe('upstream_stream_error');
+      const svc = JSON.parse(data.at(-3) as string).svc;
+      expect(svc.credits_used).toBeGreaterThan(0);
+    } else {
+      expect(res.status).toBe(502);
+    }
+    const [event] = await expectBooksBalance(s);
+    expect(event?.outcome).toBe('upstream_error');
+    expect(event?.completion_tokens).toBeGreaterThanOrEqual(3);
+  });
+
+  it('bad upstream usage (negative, fractional): the gateway\'s count, never a 500', async () => {
+    const s = await gatewayFor(['bad_usage']);
+    const res = await chat(s.gw, s.seeded.secret, body(stream));
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    if (stream) expect(text).not.toContain('"error"');
+    const [event] = await expectBooksBalance(s);
+    expect(event?.outcome).toBe('completed');
+    expect(event?.prompt_tokens).toBeGreaterThan(0);
+    expect(event?.completion_tokens).toBeGreaterThanOrEqual(WORDS.length);
+  });
+
+  it('usage above the hold: the hold is charged and the shortfall recorded', async () => {
+    const s = await gatewayFor(['huge_usage']);
+    const res = await chat(s.gw, s.seeded.secret, body(stream, 5));
+    expect(res.status).toBe(200);
+    await res.text();
+    const [event] = await expectBooksBalance(s);
+    const cost = creditCost(FAST, 20, 90_000);
+    expect(event?.credits).toBeLessThan(cost);
+    expect(event?.credits).toBeGreaterThan(0);
+    expect((event?.credits ?? 0) + (event?.shortfall_credits ?? 0)).toBe(cost);
+  });
+});
+
+describe('streaming only', () => {
+  it('failover splice: the secondary continues the stream, the client pays its prompt once', async () => {
+    const s = await gatewayFor(['cut_after_3', 'ok']);
+    const res = await chat(s.gw, s.seeded.secret, body(true));
+    const data = sseData(await res.text());
+    const svc = JSON.parse(data.at(-2) as string).svc;
+    expect(svc.attempts.map((a: { outcome: string; continuation?: boolean }) => [a.outcome, a.continuation ?? false])).toEqual([
+      ['connect', false],
+      ['ok', true],
+    ]);
+    const [event] = await expectBooksBalance(s);
+    expect(event?.outcome).toBe('completed');
+    // The secondary's 48 reported tokens plus the primary's 3 words, the prompt as the gateway estimated it
+    // (the secondary's own 31 carried the partial answer).
+    expect(event?.completion_tokens).toBeGreaterThan(48);
+    expect(event?.prompt_tokens).not.toBe(31);
+  });
+
+  it('slow reader: the write deadline ends the stream, the upstream is not blamed, the produced part is charged', async () => {
+    const s = await gatewayFor(['flood', 'ok'], { write_timeout_ms: 400 });
+    const url = new URL(s.gw.url);
+    const socket = connect(Number(url.port), url.hostname);
+    const payload = JSON.stringify(body(true, 60_000));
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${s.seeded.secret}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
+    // Never read: the gateway's writes back up until its write deadline.
+    socket.pause();
+    const until = Date.now() + 10_000;
+    while (usageEvents(s.gw).length === 0 && Date.now() < until) await sleep(50);
+    const [event] = await expectBooksBalance(s);
+    expect(event?.outcome).toBe('write_timeout');
+    expect(event?.credits).toBeGreaterThan(0);
+    // The gateway cut the connection: once the client reads what was buffered, it meets the end.
+    const closed = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    socket.on('data', () => undefined);
+    socket.resume();
+    expect(await closed).toBe(true);
+    // The client's slowness is not the upstream's failure: no target counts a failure.
+    const res = await fetch(s.gw.url.replace(/\/v1$/, '/admin/v1/health'), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const health = ((await res.json()) as { data: { target: string; failures: number; state: string }[] }).data;
+    expect(health.map((h) => [h.failures, h.state])).toEqual(health.map(() => [0, 'closed']));
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * Hostile clients against the real server (issue 15): what an anonymous client can make the gateway read.
+ * Before: the body limit ran before authentication, so a chunked body without a key was read whole (up to
+ * 10 MiB) and held until Node's 300 s request timeout. Now the 401 comes first, without reading the body,
+ * and the connection is closed.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instantSandboxConfig, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
+
+const ADMIN_TOKEN = 'a-long-operator-token-for-the-hostile-client-test';
+let gw: TestGateway;
+let seeded: Seeded;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ adminToken: ADMIN_TOKEN });
+  seeded = await gw.seed({ purchased: 10_000 });
+});
+afterAll(() => gw.close());
+
+interface Exchange {
+  /** Milliseconds from the headers to the status line. */
+  answeredMs: number;
+  status: number;
+  /** The server closed the connection although the body was never finished. */
+  closed: boolean;
+}
+
+/** Sends headers and a first chunk of a chunked body, never its end; reports what the server did. */
+function chunkedWithoutEnd(path: string, headers: Record<string, string>, firstChunk = '{"model":"svc-fast"'): Promise<Exchange> {
+  const url = new URL(gw.url);
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(Number(url.port), url.hostname);
+    const started = performance.now();
+    let text = '';
+    let answeredMs = -1;
+    socket.on('error', () => undefined);
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      if (answeredMs < 0 && text.includes('\r\n')) answeredMs = performance.now() - started;
+    });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ answeredMs, status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), closed: false });
+    }, 3000);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ answeredMs, status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), closed: true });
+    });
+    const head = Object.entries({ host: url.host, 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n${firstChunk.length.toString(16)}\r\n${firstChunk}\r\n`, (e) => e && reject(e));
+  });
+}
+
+describe('nothing is read before it is allowed', () => {
+  it('a chunked body without a key: 401 at once, the body unread, the connection closed', async () => {
+    const r = await chunkedWithoutEnd('/v1/chat/completions', {});
+    expect(r.status).toBe(401);
+    expect(r.answeredMs).toBeGreaterThanOrEqual(0);
+    expect(r.answeredMs).toBeLessThan(100);
+    expect(r.closed).toBe(true);
+  });
+
+  it('a chunked body with a wrong key: the same', async () => {
+    const r = await chunkedWithoutEnd('/v1/chat/completions', { authorization: 'Bearer svc_live_not-a-real-key' });
+    expect(r.status).toBe(401);
+    expect(r.closed).toBe(true);
+  });
+
+  it('a chunked body to the admin API without the operator token: the same', async () => {
+    const r = await chunkedWithoutEnd('/admin/v1/accounts', { authorization: 'Bearer wrong' });
+    expect(r.status).toBe(401);
+    expect(r.answeredMs).toBeLessThan(100);
+    expect(r.closed).toBe(true);
+  });
+
+  it('an authenticated chunked body is still read (and answered once complete)', async () => {
+    // The key is valid: the gateway waits for the body, which never ends; it does not answer early.
+    const r = await chunkedWithoutEnd('/v1/chat/completions', { authorization: `Bearer ${seeded.secret}` });
+    expect(r.status).toBe(0);
+    expect(r.closed).toBe(false);
+  });
+});
+
+describe('slow clients are cut at the configured bounds', () => {
+  let slow: TestGateway;
+  let slowKey: Seeded;
+  beforeAll(async () => {
+    const base = instantSandboxConfig();
+    slow = await startTestGateway({
+      config: { ...base, server: { ...base.server, http: { headers_timeout_ms: 400, receive_timeout_ms: 800, keep_alive_timeout_ms: 5_000, max_connections: 10_000 } } },
+    });
+    slowKey = await slow.seed({ purchased: 1_000 });
+  });
+  afterAll(() => slow.close());
+
+  /** Opens a connection, sends `start`, then one byte every 100 ms; resolves with when the server closed it. */
+  function dribble(start: string): Promise<number> {
+    const url = new URL(slow.url);
+    return new Promise((resolve) => {
+      const socket = connect(Number(url.port), url.hostname);
+      const started = performance.now();
+      socket.on('error', () => undefined);
+      socket.write(start);
+      const drip = setInterval(() => socket.write('a'), 100);
+      const give = setTimeout(() => socket.destroy(), 5000);
+      socket.on('close', () => {
+        clearInterval(drip);
+        clearTimeout(give);
+        resolve(performance.now() - started);
+      });
+    });
+  }
+
+  it('slowloris headers: cut at headers_timeout_ms', async () => {
+    const ms = await dribble('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nx-slow: ');
+    expect(ms).toBeGreaterThanOrEqual(350);
+    expect(ms).toBeLessThan(2500);
+  });
+
+  it('a body sent a byte at a time: cut at receive_timeout_ms', async () => {
+    const ms = await dribble(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${slowKey.secret}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{`,
+    );
+    expect(ms).toBeGreaterThanOrEqual(700);
+    expect(ms).toBeLessThan(3000);
+  });
+});
+
+describe('the admin API', () => {
+  it('refuses to start with an operator token shorter than 32 characters', async () => {
+    await expect(startTestGateway({ adminToken: 'short-token' })).rejects.toThrow(/at least 32 characters/);
+  });
+
+  it('slows every failed operator-token attempt after the first, and never a correct one', async () => {
+    const admin = `${gw.url.replace(/\/v1$/, '')}/admin/v1/health`;
+    const timed = async (token: string): Promise<[number, number]> => {
+      const t = performance.now();
+      const res = await fetch(admin, { headers: { authorization: `Bearer ${token}` } });
+      await res.arrayBuffer();
+      return [res.status, performance.now() - t];
+    };
+    const failures: [number, number][] = [];
+    for (let i = 0; i < 4; i++) failures.push(await timed(`guess-${i}`));
+    expect(failures.map(([status]) => status)).toEqual([401, 401, 401, 401]);
+    // 250 ms more for each failure of the last minute.
+    expect(failures[3]?.[1]).toBeGreaterThanOrEqual(600);
+    const [status, ms] = await timed(ADMIN_TOKEN);
+    expect(status).toBe(200);
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('with its own listener (SVC_ADMIN_PORT), the operator API is served there only', async () => {
+    const split = await startTestGateway({ adminToken: ADMIN_TOKEN, adminListener: { host: '127.0.0.1', port: 0 } });
+    try {
+      const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      expect(split.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/admin\/v1$/);
+      const onPublic = await fetch(`${split.url.replace(/\/v1$/, '')}/admin/v1/health`, { headers: auth });
+      expect(onPublic.status).toBe(404);
+      expect(((await onPublic.json()) as { error: { code: string } }).error.code).toBe('unknown_endpoint');
+      const onAdmin = await fetch(`${split.adminUrl}/health`, { headers: auth });
+      expect(onAdmin.status).toBe(200);
+      // And the public API is not served on the admin listener.
+      const s = await split.seed({ purchased: 100 });
+      const models = await fetch(`${split.adminUrl?.replace(/\/admin\/v1$/, '')}/v1/models`, { headers: { authorization: `Bearer ${s.secret}` } });
+      expect(models.status).toBe(404);
+      expect((await fetch(`${split.url}/models`, { headers: { authorization: `Bearer ${s.secret}` } })).status).toBe(200);
+    } finally {
+      await split.close();
+    }
+  });
+});
