@@ -90,7 +90,7 @@ describe('slow clients are cut at the configured bounds', () => {
   beforeAll(async () => {
     const base = instantSandboxConfig();
     slow = await startTestGateway({
-      config: { ...base, server: { ...base.server, http: { headers_timeout_ms: 400, receive_timeout_ms: 800, keep_alive_timeout_ms: 5_000, max_connections: 10_000 } } },
+      config: { ...base, server: { ...base.server, http: { headers_timeout_ms: 400, receive_timeout_ms: 800, keep_alive_timeout_ms: 700, max_connections: 10_000 } } },
     });
     slowKey = await slow.seed({ purchased: 1_000 });
   });
@@ -126,6 +126,47 @@ describe('slow clients are cut at the configured bounds', () => {
     );
     expect(ms).toBeGreaterThanOrEqual(700);
     expect(ms).toBeLessThan(3000);
+  });
+});
+
+describe('a client that reads nothing of a non-streaming answer', () => {
+  let gwk: TestGateway;
+  let key: Seeded;
+  beforeAll(async () => {
+    const base = instantSandboxConfig();
+    gwk = await startTestGateway({
+      config: { ...base, server: { ...base.server, http: { headers_timeout_ms: 5_000, receive_timeout_ms: 5_000, keep_alive_timeout_ms: 700, max_connections: 10_000 } } },
+    });
+    key = await gwk.seed({ purchased: 100_000 });
+  });
+  afterAll(() => gwk.close());
+
+  // A non-streaming answer is at most the output bound (about 0.5 MB); the kernel takes it whole at once
+  // (measured: 3 MB to a paused loopback client), so the response finishes and the keep-alive bound, not a
+  // write deadline of its own, frees the connection. Streams have their own (server.write_timeout_ms).
+  it('holds no connection past keep_alive_timeout_ms', async () => {
+    const url = new URL(gwk.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => undefined);
+    socket.pause();
+    const body = JSON.stringify({ model: 'svc-fast', messages: [{ role: 'user', content: 'Write at length.' }], max_tokens: 20_000 });
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${key.secret}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((r) => setTimeout(r, 2_000));
+    let text = '';
+    const ended = new Promise<number>((resolve) => {
+      const resumed = performance.now();
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('end', () => resolve(performance.now() - resumed));
+      setTimeout(() => resolve(Number.POSITIVE_INFINITY), 1_500);
+    });
+    socket.resume();
+    // Already closed by the server: everything is there, and the end follows at once.
+    expect(await ended).toBeLessThan(1_000);
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(text).toContain('"svc"');
   });
 });
 
