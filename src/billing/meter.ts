@@ -39,6 +39,8 @@ export interface HoldRequest {
   leaseMs: number;
   /** The id derives from the request (Idempotency-Key), so an earlier run may have taken it already. */
   mayExist?: boolean;
+  /** Whether the key was created by another key: its refusals may come from a cap the family shares. */
+  inFamily?: boolean;
 }
 
 /**
@@ -128,7 +130,11 @@ export class Meter {
           402,
           'insufficient_credits',
           'daily_credit_limit_exceeded',
-          `This key's daily credit limit is ${r.limit}; ${r.committedToday} are used or held today (UTC) and this request may cost up to ${request.amount}. Lower max_tokens or wait for the next UTC day.`,
+          `${
+            request.inFamily === true
+              ? `This key was created by another key and shares its family's daily credit limit of ${r.limit}`
+              : `This key's daily credit limit is ${r.limit}, shared with the keys it created`
+          }; ${r.committedToday} are used or held today (UTC) and this request may cost up to ${request.amount}. Lower max_tokens or wait for the next UTC day.`,
         );
       case 'key_inactive':
         throw new GatewayError(401, 'authentication_error', 'revoked_api_key', 'This API key has been revoked.');

@@ -112,6 +112,7 @@ export class Completion {
         {
           holdId: spec.holdId,
           keyId: spec.key.id,
+          inFamily: spec.key.parentKeyId !== null,
           accountId: spec.key.accountId,
           environment: spec.key.environment,
           amount: spec.quote.worstCaseCredits,

@@ -35,12 +35,13 @@ interface Outcome {
   status: number;
   credits: number;
   code: string | null;
+  message: string | null;
 }
 
 async function spend(secret: string): Promise<Outcome> {
   const res = await chat(gw, secret, { model: 'svc-fast', max_tokens: 40, messages: [{ role: 'user', content: 'Say something short.' }] });
-  const body = (await res.json()) as { svc?: { credits_used: number }; error?: { code: string } };
-  return { status: res.status, credits: body.svc?.credits_used ?? 0, code: body.error?.code ?? null };
+  const body = (await res.json()) as { svc?: { credits_used: number }; error?: { code: string; message: string } };
+  return { status: res.status, credits: body.svc?.credits_used ?? 0, code: body.error?.code ?? null, message: body.error?.message ?? null };
 }
 
 describe('a capped key minting keys', () => {
@@ -71,6 +72,12 @@ describe('a capped key minting keys', () => {
     expect(spent).toBeLessThanOrEqual(CAP);
     expect(outcomes.filter((outcome) => outcome.status !== 200).map((o) => [o.status, o.code])).toEqual(
       family.map(() => [402, 'daily_credit_limit_exceeded']),
+    );
+    // The refusal says whose cap it is: the parent's own, shared with the keys it created; the family's for the others.
+    const refusals = outcomes.filter((o) => o.status !== 200).map((o) => o.message ?? '');
+    expect(refusals.filter((m) => m.startsWith(`This key's daily credit limit is ${CAP}, shared with the keys it created`))).toHaveLength(1);
+    expect(refusals.filter((m) => m.startsWith(`This key was created by another key and shares its family's daily credit limit of ${CAP}`))).toHaveLength(
+      family.length - 1,
     );
     expect(await gw.store.ledger.audit()).toMatchObject({ findings: [] });
   });
