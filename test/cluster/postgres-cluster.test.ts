@@ -9,6 +9,7 @@ import { afterAll, describe } from 'vitest';
 import { POSTGRES_URL, closeAdmin, createTestSchema, dropTestSchema } from '../store/postgres-harness.js';
 import { clockStepCase } from './clock-step.case.js';
 import { crashCase } from './crash.case.js';
+import { keyFamilyCase } from './key-family.case.js';
 import { idempotencyCase, lostReplyCase } from './idempotency.case.js';
 import { manyInstancesCase } from './many-instances.case.js';
 import { restartCase } from './restart.case.js';
@@ -36,6 +37,7 @@ describe('three gateway processes on one PostgreSQL', () => {
   crashCase(postgresSchema);
   clockStepCase(postgresSchema);
   idempotencyCase(postgresSchema);
+  keyFamilyCase(postgresSchema);
   lostReplyCase(proxiedSchema);
   restartCase(proxiedSchema);
 });

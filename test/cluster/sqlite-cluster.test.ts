@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe } from 'vitest';
 import { clockStepCase } from './clock-step.case.js';
 import { crashCase } from './crash.case.js';
+import { keyFamilyCase } from './key-family.case.js';
 import { idempotencyCase } from './idempotency.case.js';
 import { manyInstancesCase } from './many-instances.case.js';
 
@@ -18,4 +19,5 @@ describe('three gateway processes on one SQLite file', () => {
   crashCase(sqliteFile);
   clockStepCase(sqliteFile);
   idempotencyCase(sqliteFile);
+  keyFamilyCase(sqliteFile);
 });
