@@ -84,14 +84,14 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
       const response = await send(call, stream, buildMessagesBody(call.request, { ...bodyOptions, prefill: prefill.text }));
       if (response.ok) return { response, echo: new PrefillEcho(prefill.heldBack) };
       const text = await errorText(response, call.signal);
-      if (!isPrefillRefusal(response.status, text)) throw statusError(response.status, text);
+      if (!isPrefillRefusal(response.status, text)) throw statusError(response.status, text, response.headers);
       // Nothing was delivered from this attempt, so asking again in words is invisible to the client.
       refusesPrefill.add(call.model);
     }
     const request =
       partial !== undefined ? { ...call.request, messages: continuationMessages(call.request.messages, partial) } : call.request;
     const response = await send(call, stream, buildMessagesBody(request, { ...bodyOptions, prefill: null }));
-    if (!response.ok) throw statusError(response.status, await errorText(response, call.signal));
+    if (!response.ok) throw statusError(response.status, await errorText(response, call.signal), response.headers);
     return { response, echo: null };
   }
 
