@@ -4,7 +4,16 @@
  * reset, aborted, cut) live in ../upstream-failures.ts.
  */
 import { UpstreamError } from '../contract.js';
-import { httpStatusError, isRecord, parseJson } from '../upstream-failures.js';
+import {
+  CONTEXT_TOO_LONG,
+  httpStatusError,
+  isRecord,
+  parseJson,
+  retryAfterMsOf,
+  UNSUPPORTED_BY_TARGET,
+  upstreamHttpError,
+  type UpstreamErrorDetail,
+} from '../upstream-failures.js';
 
 /**
  * The HTTP status each documented error type stands for (API reference, "Errors"). A stream that already
@@ -40,11 +49,14 @@ export function parseErrorBody(payload: unknown): AnthropicErrorBody | null {
   };
 }
 
-/** A non-2xx status; the body is the (possibly truncated) text the upstream sent. */
-export function statusError(status: number, bodyText: string): UpstreamError {
+/** A non-2xx status; the body is the (possibly truncated) text the upstream sent; `retry-after` rides in the headers. */
+export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
   const body = parseErrorBody(parseJson(bodyText));
   const described = body ? describe(body) : null;
-  return httpStatusError(status, described ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`));
+  return httpStatusError(status, described ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`), {
+    ...detailOf(status, body),
+    retryAfterMs: retryAfterMsOf(headers),
+  });
 }
 
 /**
@@ -56,8 +68,30 @@ export function payloadError(payload: Record<string, unknown>): UpstreamError {
   const body = parseErrorBody(payload);
   const status = body?.type ? (STATUS_BY_TYPE[body.type] ?? null) : null;
   const message = (body ? describe(body) : null) ?? 'upstream sent an error event';
-  if (status !== null) return httpStatusError(status, message);
-  return new UpstreamError('http', `upstream error: ${message}`, null, true);
+  if (status !== null) return httpStatusError(status, message, detailOf(status, body));
+  return upstreamHttpError(`upstream error: ${message}`, null, true);
+}
+
+/**
+ * Anthropic's 400s carry no code: its words say which are about the request (OpenAI's
+ * `context_length_exceeded`) and which about this model ("`temperature` and `top_p` cannot both be specified
+ * for this model", "does not support"), which another target may accept.
+ */
+function detailOf(status: number, body: AnthropicErrorBody | null): Partial<UpstreamErrorDetail> {
+  if (body?.type === 'billing_error') return { code: 'insufficient_quota', quotaExhausted: true };
+  if (status !== 400 || body?.type !== 'invalid_request_error') return {};
+  const message = body.message ?? '';
+  if (CONTEXT_TOO_LONG.test(message)) return { code: 'context_length_exceeded', param: 'messages' };
+  if (UNSUPPORTED_BY_TARGET.test(message) || /cannot both be specified|extra inputs are not permitted/i.test(message)) {
+    return { code: 'unsupported_parameter', param: leadingField(message), targetSpecific: true };
+  }
+  return {};
+}
+
+/** Anthropic names the offending field first ("temperature: Extra inputs are not permitted"); OpenAI calls it param. */
+function leadingField(message: string): string | null {
+  const m = /^`?([a-z_]+)`?:/.exec(message) ?? /^`([a-z_]+)`/.exec(message);
+  return m?.[1] ?? null;
 }
 
 /**

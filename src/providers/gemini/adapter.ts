@@ -48,7 +48,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
       const text = await readTextLimited(response).catch((err: unknown) => {
         throw bodyReadFailure(err, call.signal);
       });
-      throw statusError(response.status, text);
+      throw statusError(response.status, text, response.headers);
     }
     return response;
   }

@@ -4,7 +4,17 @@
  * refusals this adapter makes itself. The provider-neutral cases live in ../upstream-failures.ts.
  */
 import { UpstreamError } from '../contract.js';
-import { httpStatusError, isRecord, isRetryableStatus, parseJson } from '../upstream-failures.js';
+import {
+  CONTEXT_TOO_LONG,
+  httpStatusError,
+  isRecord,
+  isRetryableStatus,
+  parseJson,
+  retryAfterMsOf,
+  UNSUPPORTED_BY_TARGET,
+  upstreamHttpError,
+  type UpstreamErrorDetail,
+} from '../upstream-failures.js';
 
 /**
  * google.rpc.Code names -> the HTTP status Google maps them to, for an in-stream error whose numeric `code`
@@ -29,11 +39,15 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   DEADLINE_EXCEEDED: 504,
 };
 
-/** A non-2xx status; the body is the (possibly truncated) error text the upstream sent. */
-export function statusError(status: number, bodyText: string): UpstreamError {
+/**
+ * A non-2xx status; the body is the (possibly truncated) error text the upstream sent. Gemini says how long to
+ * wait in the body (a google.rpc.RetryInfo detail), rarely in a `retry-after` header; either is kept.
+ */
+export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
   const envelope = errorEnvelope(parseJson(bodyText));
   const message = envelope ? describe(envelope) : bodyText.trim().slice(0, 300) || `HTTP ${status}`;
-  return httpStatusError(status, message);
+  const detail = envelope ? detailOf(status, envelope) : {};
+  return httpStatusError(status, message, { ...detail, retryAfterMs: detail.retryAfterMs ?? retryAfterMsOf(headers) });
 }
 
 /**
@@ -43,7 +57,34 @@ export function statusError(status: number, bodyText: string): UpstreamError {
 export function payloadError(envelope: Record<string, unknown>): UpstreamError {
   const status = httpStatusOf(envelope);
   const retryable = status !== null ? isRetryableStatus(status) : true;
-  return new UpstreamError('http', `upstream error: ${describe(envelope)}`, status, retryable);
+  return upstreamHttpError(`upstream error: ${describe(envelope)}`, status, retryable, status === null ? {} : detailOf(status, envelope));
+}
+
+/**
+ * INVALID_ARGUMENT carries no finer code: its words tell a prompt over the window ("The input token count
+ * (1200000) exceeds the maximum number of tokens allowed (1048576)") from a feature this model lacks
+ * ("Function calling is not enabled for models/gemma-3-27b-it"), which another target may have.
+ */
+function detailOf(status: number, envelope: Record<string, unknown>): Partial<UpstreamErrorDetail> {
+  const retryAfterMs = retryDelayMs(envelope.details);
+  if (status !== 400) return { retryAfterMs };
+  const message = typeof envelope.message === 'string' ? envelope.message : '';
+  if (CONTEXT_TOO_LONG.test(message)) return { code: 'context_length_exceeded', param: 'messages' };
+  if (UNSUPPORTED_BY_TARGET.test(message) || /is not enabled for|unknown name/i.test(message)) {
+    return { code: 'unsupported_parameter', targetSpecific: true };
+  }
+  return {};
+}
+
+/** google.rpc.RetryInfo's `retryDelay`, a protobuf Duration in JSON ("37s", "0.250s"), in milliseconds. */
+function retryDelayMs(details: unknown): number | null {
+  if (!Array.isArray(details)) return null;
+  for (const d of details) {
+    if (!isRecord(d) || typeof d['@type'] !== 'string' || !d['@type'].endsWith('google.rpc.RetryInfo')) continue;
+    const m = typeof d.retryDelay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(d.retryDelay) : null;
+    if (m) return Math.ceil(Number(m[1]) * 1000);
+  }
+  return null;
 }
 
 /** The `error` object of a payload, when it is one; streamed errors may also come wrapped in a JSON array. */
@@ -67,7 +108,8 @@ export function untranslatable(message: string): UpstreamError {
  */
 export function promptBlocked(reason: string, message: string | null): UpstreamError {
   const detail = message ? `: ${message}` : '';
-  return new UpstreamError('http', `upstream blocked the prompt (${reason})${detail}`, 400, false);
+  // Azure OpenAI's code for a prompt its filter refused: the nearest OpenAI-family name.
+  return upstreamHttpError(`upstream blocked the prompt (${reason})${detail}`, 400, false, { code: 'content_filter', param: 'messages' });
 }
 
 function httpStatusOf(envelope: Record<string, unknown>): number | null {

@@ -51,7 +51,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
       const text = await readTextLimited(response).catch((err: unknown) => {
         throw bodyReadFailure(err, call.signal);
       });
-      throw statusError(response.status, text);
+      throw statusError(response.status, text, response.headers);
     }
     return response;
   }

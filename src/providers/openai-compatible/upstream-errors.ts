@@ -1,14 +1,29 @@
 /**
- * The OpenAI error envelope (`{"error":{"message","type","code"}}`) as upstreams send it, in a non-2xx body or
- * inside a 2xx stream, mapped onto UpstreamError. The provider-neutral cases live in ../upstream-failures.ts.
+ * The OpenAI error envelope (`{"error":{"message","type","param","code"}}`) as upstreams send it, in a non-2xx
+ * body or inside a 2xx stream, mapped onto UpstreamError with its code, param and retry hint kept (the table
+ * is in docs/errors.md). The provider-neutral cases live in ../upstream-failures.ts.
  */
-import { UpstreamError } from '../contract.js';
-import { httpStatusError, isRecord, isRetryableStatus, parseJson } from '../upstream-failures.js';
+import type { UpstreamError } from '../contract.js';
+import {
+  CONTEXT_TOO_LONG,
+  httpStatusError,
+  isRecord,
+  isRetryableStatus,
+  parseJson,
+  retryAfterMsOf,
+  UNSUPPORTED_BY_TARGET,
+  upstreamHttpError,
+  type UpstreamErrorDetail,
+} from '../upstream-failures.js';
+
+/** OpenAI's codes for a parameter or value the model does not take (`max_tokens` on o1, `temperature` on o3 ...). */
+const UNSUPPORTED_CODES = new Set(['unsupported_parameter', 'unsupported_value']);
 
 /** A non-2xx status; the body is the (possibly truncated) error text the upstream sent. */
-export function statusError(status: number, bodyText: string): UpstreamError {
-  const message = envelopeMessage(parseJson(bodyText)) ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`);
-  return httpStatusError(status, message);
+export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
+  const payload = parseJson(bodyText);
+  const message = envelopeMessage(payload) ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`);
+  return httpStatusError(status, message, { ...detailOf(status, payload, message), retryAfterMs: retryAfterMsOf(headers) });
 }
 
 /**
@@ -23,7 +38,23 @@ export function payloadError(payload: Record<string, unknown>): UpstreamError {
   const transient = /overloaded|server_error|rate_limit|unavailable|timeout/i.test(label);
   const retryable = status !== null ? isRetryableStatus(status) : transient;
   const message = envelopeMessage(payload) ?? 'upstream sent an error';
-  return new UpstreamError('http', `upstream error: ${message}`, status, retryable);
+  return upstreamHttpError(`upstream error: ${message}`, status, retryable, detailOf(status ?? 400, payload, message));
+}
+
+function detailOf(status: number, payload: unknown, message: string): Partial<UpstreamErrorDetail> {
+  const err = isRecord(payload) && isRecord(payload.error) ? payload.error : {};
+  const code = typeof err.code === 'string' ? err.code : null;
+  const type = typeof err.type === 'string' ? err.type : null;
+  const param = typeof err.param === 'string' ? err.param : null;
+  if (code === 'insufficient_quota' || type === 'insufficient_quota') return { code, quotaExhausted: true };
+  if (status !== 400 && status !== 422) return { code, param };
+  if (code === 'context_length_exceeded' || CONTEXT_TOO_LONG.test(message)) {
+    return { code: 'context_length_exceeded', param: param ?? 'messages' };
+  }
+  if ((code !== null && UNSUPPORTED_CODES.has(code)) || UNSUPPORTED_BY_TARGET.test(message)) {
+    return { code: code !== null && UNSUPPORTED_CODES.has(code) ? code : 'unsupported_parameter', param, targetSpecific: true };
+  }
+  return { code, param };
 }
 
 function envelopeMessage(payload: unknown): string | null {
