@@ -75,6 +75,14 @@ export type Charge =
       credits: number;
       promptTokens: number;
       completionTokens: number;
+      /**
+       * Of promptTokens, read from the provider's cache; of completionTokens, spent reasoning. Recorded on the
+       * usage event and reported to the client, not priced apart: reasoning is output and charged as such,
+       * and cached input is charged as input (the catalog has one input price). 0 when the upstream did not
+       * say, or when its count is not the one charged (an estimate, a splice).
+       */
+      cachedTokens: number;
+      reasoningTokens: number;
       /** What the tokens cost beyond the hold: owed by nobody, reported to the operator. */
       shortfallCredits: number;
       /** Where the token counts came from. */
@@ -109,11 +117,15 @@ export function decideCharge(input: ChargeInput): Charge {
   const completionTokens = before + tail;
   const cost = creditCost(input.prices, promptTokens, completionTokens);
   const credits = Math.min(cost, input.held);
+  const cached = d.usage?.cachedTokens;
+  const reasoning = d.usage?.reasoningTokens;
   return {
     kind: 'settle',
     credits,
     promptTokens,
     completionTokens,
+    cachedTokens: !spliced && upstreamPrompt !== null && usableCount(cached) ? Math.min(cached, promptTokens) : 0,
+    reasoningTokens: fromUpstream && usableCount(reasoning) ? Math.min(reasoning, tail) : 0,
     shortfallCredits: cost - credits,
     source: fromUpstream && !spliced ? 'upstream' : 'estimate',
   };

@@ -14,6 +14,12 @@ export class Delivery {
   private prefix: Produced = { text: '', deltas: 0 };
   /** Output of the live (or last) attempt. */
   private tail: Produced = { text: '', deltas: 0 };
+  /**
+   * The answer's part of prefix and tail: what a continuation goes on from. Reasoning text is output the
+   * upstream billed (so it is in prefix and tail, which the charge counts) but not part of the answer.
+   */
+  private prefixAnswer = '';
+  private tailAnswer = '';
   private tailToolCall = false;
   /** The live (or last) attempt gave its finish reason: a usage it reports from then on is its final count. */
   private tailFinished = false;
@@ -35,6 +41,8 @@ export class Delivery {
       this.tailToolCall = true;
       for (const call of delta.tool_calls) text += (call.function?.name ?? '') + (call.function?.arguments ?? '');
     }
+    this.tailAnswer += text;
+    if (delta.reasoning_content) text += delta.reasoning_content;
     if (text.length === 0) return;
     this.tail.text += text;
     this.tail.deltas++;
@@ -44,9 +52,9 @@ export class Delivery {
     this.usage = usage;
   }
 
-  /** Whether the live attempt produced anything the client could hold. */
+  /** Whether the live attempt produced any of the answer (reasoning alone is not: a retry may start over). */
   get attemptProduced(): boolean {
-    return this.tail.text.length > 0 || this.tailToolCall;
+    return this.tailAnswer.length > 0 || this.tailToolCall;
   }
 
   get attemptProducedToolCall(): boolean {
@@ -55,12 +63,13 @@ export class Delivery {
 
   /** What a continuing attempt must go on from: every text the client holds so far. */
   get continuedText(): string {
-    return this.prefix.text;
+    return this.prefixAnswer;
   }
 
   /** The live attempt failed after producing text that the client keeps; the next attempt continues it. */
   splice(): void {
     this.prefix = { text: this.prefix.text + this.tail.text, deltas: this.prefix.deltas + this.tail.deltas };
+    this.prefixAnswer += this.tailAnswer;
     this.resetAttempt();
   }
 
@@ -81,6 +90,7 @@ export class Delivery {
 
   private resetAttempt(): void {
     this.tail = { text: '', deltas: 0 };
+    this.tailAnswer = '';
     this.tailToolCall = false;
     this.tailFinished = false;
     this.usage = null;

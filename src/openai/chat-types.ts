@@ -59,12 +59,18 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string } };
 
-/** A request after validation and defaulting. `max_tokens` is the gateway's output bound. */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * A request after validation. `max_tokens` is the gateway's output bound. `temperature` and `top_p` are null
+ * when the client sent none: each target's adapter decides what to send (src/providers/target-params.ts
+ * applies the spec's defaults only where the target takes sampling parameters).
+ */
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
-  temperature: number;
-  top_p: number;
+  temperature: number | null;
+  top_p: number | null;
   max_tokens: number | null;
   stream: boolean;
   include_usage: boolean;
@@ -80,8 +86,18 @@ export interface ChatRequest {
   logit_bias?: Record<string, number> | null;
   logprobs?: boolean | null;
   top_logprobs?: number | null;
-  /** Free-form caller metadata, forwarded where the upstream accepts it. */
+  /** Mapped per target: OpenAI's field, Anthropic's thinking budget, Gemini's thinkingConfig. */
+  reasoning_effort?: ReasoningEffort;
+  verbosity?: 'low' | 'medium' | 'high';
+  /** Free-form caller metadata, forwarded to OpenAI-compatible targets together with `store: true`. */
   metadata?: Record<string, string>;
+  /** OpenAI platform options, forwarded to OpenAI-compatible targets only. */
+  store?: boolean;
+  service_tier?: string;
+  prompt_cache_key?: string;
+  prompt_cache_retention?: 'in_memory' | '24h';
+  prompt_cache_options?: { mode?: 'implicit' | 'explicit'; ttl?: '30m' };
+  safety_identifier?: string;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -91,12 +107,35 @@ export interface AssistantMessage {
   content: string | null;
   refusal?: string | null;
   tool_calls?: ToolCall[];
+  /**
+   * The model's reasoning text, as DeepSeek and vLLM name it (Anthropic thinking, Gemini thought parts):
+   * present only when the upstream sent some and the operator relays it (`server.relay_reasoning`).
+   */
+  reasoning_content?: string;
 }
 
 export interface TokenUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens read from the provider's cache (part of prompt_tokens). */
+  prompt_tokens_details?: { cached_tokens: number };
+  /** Output tokens the model spent reasoning (part of completion_tokens, and charged as output). */
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+/** One token's log probability, as OpenAI reports it (`choices[].logprobs.content[]`). */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+}
+
+/** `choices[].logprobs`: relayed from OpenAI-compatible upstreams; null from the others. */
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: TokenLogprob[] | null;
 }
 
 /** Partial tool call as it appears in stream deltas. */
@@ -112,6 +151,8 @@ export interface ChunkDelta {
   content?: string | null;
   refusal?: string | null;
   tool_calls?: ToolCallDelta[];
+  /** A piece of the model's reasoning text (see AssistantMessage.reasoning_content). */
+  reasoning_content?: string;
 }
 
 export interface ChatCompletionChunk {
@@ -120,7 +161,8 @@ export interface ChatCompletionChunk {
   created: number;
   model: string;
   system_fingerprint?: string | null;
-  choices: { index: number; delta: ChunkDelta; finish_reason: FinishReason | null; logprobs?: unknown }[];
+  service_tier?: string | null;
+  choices: { index: number; delta: ChunkDelta; logprobs?: ChoiceLogprobs | null; finish_reason: FinishReason | null }[];
   usage?: TokenUsage | null;
   svc?: SvcMetadata;
 }
@@ -131,7 +173,8 @@ export interface ChatCompletion {
   created: number;
   model: string;
   system_fingerprint?: string | null;
-  choices: { index: number; message: AssistantMessage; finish_reason: FinishReason; logprobs: unknown }[];
+  service_tier?: string | null;
+  choices: { index: number; message: AssistantMessage; logprobs: ChoiceLogprobs | null; finish_reason: FinishReason }[];
   usage: TokenUsage;
   svc: SvcMetadata;
 }

@@ -6,16 +6,19 @@
 import type { StreamEvent, UpstreamCompletion } from './contract.js';
 
 export async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator<StreamEvent, void, undefined> {
-  const { role, content, refusal, tool_calls } = c.message;
+  const { role, content, refusal, tool_calls, reasoning_content } = c.message;
   yield {
     type: 'delta',
     delta: {
       role,
+      ...(reasoning_content ? { reasoning_content } : {}),
       content,
       ...(refusal !== undefined ? { refusal } : {}),
       ...(tool_calls ? { tool_calls: tool_calls.map((t, index) => ({ index, ...t })) } : {}),
     },
     finishReason: c.finishReason,
+    ...(c.logprobs ? { logprobs: c.logprobs } : {}),
+    ...(c.meta ? { meta: c.meta } : {}),
   };
   if (c.usage) yield { type: 'usage', usage: c.usage };
 }

@@ -2,11 +2,23 @@
  * The adapter contract every provider implements. Adapters translate between the gateway's OpenAI-shaped
  * request and one upstream protocol; they never know about credits, keys or aliases. Web standards only.
  */
-import type { AssistantMessage, ChatRequest, ChunkDelta, FinishReason } from '../openai/chat-types.js';
+import type { AssistantMessage, ChatRequest, ChoiceLogprobs, ChunkDelta, FinishReason } from '../openai/chat-types.js';
 
 export interface UpstreamTokens {
+  /** Every input token, cached ones included. */
   promptTokens: number;
+  /** Every output token, reasoning included (each adapter adds what its provider reports apart). */
   completionTokens: number;
+  /** Of promptTokens, those read from the provider's prompt cache; absent when it reported none. */
+  cachedTokens?: number;
+  /** Of completionTokens, those the model spent reasoning; absent when the provider does not say. */
+  reasoningTokens?: number;
+}
+
+/** What the upstream says about the answer beside its content, relayed to the client as it said it. */
+export interface UpstreamMeta {
+  systemFingerprint?: string;
+  serviceTier?: string;
 }
 
 export interface UpstreamCall {
@@ -31,6 +43,9 @@ export interface UpstreamCompletion {
   usage: UpstreamTokens | null;
   /** The model the upstream says answered (it may differ from the one asked for). */
   model: string | null;
+  /** choices[0].logprobs of an OpenAI-compatible upstream; absent from the others. */
+  logprobs?: ChoiceLogprobs | null;
+  meta?: UpstreamMeta;
 }
 
 /**
@@ -38,8 +53,8 @@ export interface UpstreamCompletion {
  * so an answer abandoned mid-way is charged what the provider counted so far; the last one counts.
  */
 export type StreamEvent =
-  | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null }
-  | { type: 'usage'; usage: UpstreamTokens };
+  | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null; logprobs?: ChoiceLogprobs; meta?: UpstreamMeta }
+  | { type: 'usage'; usage: UpstreamTokens; meta?: UpstreamMeta };
 
 /** Why an upstream call failed, in terms the failover logic can act on. */
 export type UpstreamFailureKind =

@@ -17,6 +17,7 @@ const HELD = 100;
 type Step =
   | { do: 'accept' }
   | { do: 'produce'; text: string }
+  | { do: 'reason'; text: string }
   | { do: 'tool_call'; name: string; args: string }
   | { do: 'usage'; usage: UpstreamTokens }
   | { do: 'finish' }
@@ -27,12 +28,18 @@ const accept: Step = { do: 'accept' };
 const finish: Step = { do: 'finish' };
 const produce = (text: string): Step => ({ do: 'produce', text });
 const usage = (promptTokens: number, completionTokens: number): Step => ({ do: 'usage', usage: { promptTokens, completionTokens } });
+const details = (promptTokens: number, completionTokens: number, cachedTokens: number, reasoningTokens: number): Step => ({
+  do: 'usage',
+  usage: { promptTokens, completionTokens, cachedTokens, reasoningTokens },
+});
+const reason = (text: string): Step => ({ do: 'reason', text });
 
 function deliver(steps: readonly Step[]): Delivery {
   const d = new Delivery();
   for (const s of steps) {
     if (s.do === 'accept') d.accept();
     else if (s.do === 'produce') d.produce({ content: s.text });
+    else if (s.do === 'reason') d.produce({ reasoning_content: s.text });
     else if (s.do === 'tool_call') d.produce({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: s.name, arguments: s.args } }] });
     else if (s.do === 'usage') d.reportUsage(s.usage);
     else if (s.do === 'finish') d.produce({}, 'stop');
@@ -50,6 +57,8 @@ const settle = (prompt: number, completion: number): Charge => {
     credits: Math.min(cost, HELD),
     promptTokens: prompt,
     completionTokens: completion,
+    cachedTokens: 0,
+    reasoningTokens: 0,
     shortfallCredits: Math.max(0, cost - HELD),
     source: 'estimate',
   };
@@ -123,6 +132,28 @@ const TABLE: Row[] = [
 
   // Usage beyond the hold: the hold is charged and the rest is the operator's shortfall.
   ...both('usage above the hold', 'completed', [accept, ...helloSteps, finish, usage(1000, 5000)], fromUpstream(1000, 5000)),
+
+  // Cached and reasoning tokens: part of prompt and completion (charged as input and output), recorded apart.
+  ...both('cached and reasoning tokens reported', 'completed', [accept, reason('Let me think'), ...helloSteps, finish, details(900, 120, 800, 100)], {
+    ...fromUpstream(900, 120),
+    cachedTokens: 800,
+    reasoningTokens: 100,
+  } as Charge),
+  ...both('details larger than their totals are capped at them', 'completed', [accept, ...helloSteps, finish, details(900, 120, 5000, 700)], {
+    ...fromUpstream(900, 120),
+    cachedTokens: 900,
+    reasoningTokens: 120,
+  } as Charge),
+  ...both('unusable details are 0', 'completed', [accept, ...helloSteps, finish, details(900, 120, -1, 0.5)], fromUpstream(900, 120)),
+  // Reasoning text the client received is output the upstream billed: counted when no usage arrived.
+  ...both('client hang-up during reasoning, no usage yet', 'client_closed', [accept, reason('Let me think about it')], settle(PROMPT_ESTIMATE, est('Let me think about it', 1))),
+  [
+    'failover splice after reasoning: the cached count of the last upstream is not the client\'s',
+    'stream',
+    'completed',
+    [accept, reason('Hmm'), ...helloSteps, { do: 'splice' }, accept, produce('!'), finish, details(1040, 3, 1000, 2)],
+    { ...settle(PROMPT_ESTIMATE, est('Hmm' + HELLO.join(''), HELLO.length + 1) + 3), reasoningTokens: 2 } as Charge,
+  ],
 ];
 
 describe('decideCharge', () => {

@@ -6,7 +6,8 @@
  *   version on, and sampling parameters are refused, so none are sent (./request-body.ts).
  * - `2023-06-01`: the key goes as `x-api-key`; temperature (0..1) and top_p are accepted.
  */
-import type { ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import type { ProviderAdapter, UpstreamCall, UpstreamCompletion } from '../contract.js';
+import { completionAsEvents } from '../completion-events.js';
 import { continuationMessages } from '../continuation.js';
 import { bodyReadFailure, fetchFailure, protocolError, readTextLimited } from '../upstream-failures.js';
 import { isPrefillRefusal, statusError } from './errors.js';
@@ -130,14 +131,4 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
       return cancellableEvents(sent.response.body, call.signal, sent.echo);
     },
   };
-}
-
-async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator<StreamEvent, void, undefined> {
-  const { role, content, tool_calls } = c.message;
-  yield {
-    type: 'delta',
-    delta: { role, content, ...(tool_calls ? { tool_calls: tool_calls.map((t, index) => ({ index, ...t })) } : {}) },
-    finishReason: c.finishReason,
-  };
-  if (c.usage) yield { type: 'usage', usage: c.usage };
 }

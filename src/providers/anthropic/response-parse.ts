@@ -39,8 +39,13 @@ export function tokensOf(usage: Record<string, unknown>): UpstreamTokens | null 
   const input = count(usage.input_tokens);
   const output = count(usage.output_tokens);
   if (input === null || output === null) return null;
-  const cached = (count(usage.cache_creation_input_tokens) ?? 0) + (count(usage.cache_read_input_tokens) ?? 0);
-  return { promptTokens: input + cached, completionTokens: output };
+  const read = count(usage.cache_read_input_tokens);
+  const cached = (count(usage.cache_creation_input_tokens) ?? 0) + (read ?? 0);
+  // Only reads are OpenAI's `cached_tokens` (hits, priced below input); writes cost more than input and are
+  // counted as prompt only. Thinking is in output_tokens, with no count of its own: no reasoningTokens.
+  const tokens: UpstreamTokens = { promptTokens: input + cached, completionTokens: output };
+  if (read !== null) tokens.cachedTokens = read;
+  return tokens;
 }
 
 function count(value: unknown): number | null {
@@ -53,11 +58,14 @@ export function parseMessage(payload: unknown, echo: PrefillEcho | null): Upstre
   if (payload.type === 'error') throw payloadError(payload);
   if (!Array.isArray(payload.content)) throw protocolError('upstream response has no `content` array');
   let text = '';
+  let thinking = '';
   const toolCalls: ToolCall[] = [];
   for (const block of payload.content) {
     if (!isRecord(block)) throw protocolError('upstream content block is not an object');
-    // Thinking, redacted thinking and server-tool blocks are the model's working, not its answer.
+    // Thinking is the model's working, relayed apart as reasoning; redacted thinking (encrypted) and
+    // server-tool blocks are not text anyone can read.
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+    else if (block.type === 'thinking' && typeof block.thinking === 'string') thinking += block.thinking;
     else if (block.type === 'tool_use') toolCalls.push(toToolCall(block));
   }
   if (echo) text = echo.take(text);
@@ -66,6 +74,7 @@ export function parseMessage(payload: unknown, echo: PrefillEcho | null): Upstre
     content: text.length > 0 || toolCalls.length === 0 ? text : null,
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (thinking.length > 0) message.reasoning_content = thinking;
   return {
     message,
     finishReason: finishReasonOf(payload.stop_reason, toolCalls.length > 0),

@@ -147,8 +147,8 @@ class EventTranslator {
         return [delta({ tool_calls: [{ index: block.toolIndex, function: { arguments: d.partial_json } }] })];
       }
       case 'thinking_delta':
-        // Not part of the answer, but the model is working: an empty delta keeps the stall deadline honest.
-        return [delta({})];
+        // Relayed as reasoning_content; even empty, a delta keeps the stall deadline honest while it thinks.
+        return [delta(typeof d.thinking === 'string' && d.thinking.length > 0 ? { reasoning_content: d.thinking } : {})];
       default:
         return [];
     }

@@ -11,8 +11,10 @@ import { errorEnvelope, payloadError, promptBlocked } from './errors.js';
 export interface ChunkReading {
   /** False for a chunk with no candidate (a usage-only chunk). */
   hasCandidate: boolean;
-  /** The candidate's answer text; thought summaries (`thought: true`) are left out. */
+  /** The candidate's answer text; thought summaries (`thought: true`) are left out of it. */
   text: string;
+  /** The thought summaries' text (parts with `thought: true`), relayed as reasoning. */
+  reasoning: string;
   functionCalls: { id: string | null; name: string; args: Record<string, unknown> }[];
   /** Gemini's raw finish reason; null while the candidate is still being generated. */
   finishReason: string | null;
@@ -57,6 +59,7 @@ export function readChunk(payload: unknown): ChunkReading {
   const reading: ChunkReading = {
     hasCandidate: false,
     text: '',
+    reasoning: '',
     functionCalls: [],
     finishReason: null,
     usage: toUsage(payload.usageMetadata),
@@ -83,7 +86,11 @@ export function readChunk(payload: unknown): ChunkReading {
   if (parts === undefined || parts === null) return reading;
   if (!Array.isArray(parts)) throw protocolError('upstream candidate has a non-array `content.parts`');
   for (const part of parts) {
-    if (!isRecord(part) || part.thought === true) continue;
+    if (!isRecord(part)) continue;
+    if (part.thought === true) {
+      if (typeof part.text === 'string') reading.reasoning += part.text;
+      continue;
+    }
     if (typeof part.text === 'string') reading.text += part.text;
     if (isRecord(part.functionCall)) reading.functionCalls.push(functionCall(part.functionCall));
   }
@@ -121,15 +128,20 @@ export function responseKey(responseId: string | null): string {
 
 /**
  * Completion tokens are the candidates' plus the thinking (`thoughtsTokenCount`, billed as output and not in
- * `candidatesTokenCount`); prompt tokens add the tool-use prompt (`toolUsePromptTokenCount`, billed as input).
- * Stream chunks carry running totals, so the last report is the answer's.
+ * `candidatesTokenCount`), which is also the reasoning count; prompt tokens add the tool-use prompt
+ * (`toolUsePromptTokenCount`, billed as input), and `cachedContentTokenCount` is the part of the prompt read
+ * from a cache. Stream chunks carry running totals, so the last report is the answer's.
  */
 function toUsage(raw: unknown): UpstreamTokens | null {
   if (!isRecord(raw) || typeof raw.promptTokenCount !== 'number') return null;
-  return {
+  const thoughts = count(raw.thoughtsTokenCount);
+  const tokens: UpstreamTokens = {
     promptTokens: raw.promptTokenCount + count(raw.toolUsePromptTokenCount),
-    completionTokens: count(raw.candidatesTokenCount) + count(raw.thoughtsTokenCount),
+    completionTokens: count(raw.candidatesTokenCount) + thoughts,
+    reasoningTokens: thoughts,
   };
+  if (typeof raw.cachedContentTokenCount === 'number') tokens.cachedTokens = count(raw.cachedContentTokenCount);
+  return tokens;
 }
 
 function count(value: unknown): number {

@@ -15,6 +15,7 @@ export function parseCompletion(payload: unknown): UpstreamCompletion {
     content: reading.text.length > 0 || toolCalls.length === 0 ? reading.text : null,
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reading.reasoning.length > 0) message.reasoning_content = reading.reasoning;
   // A whole answer did finish; a missing reason (seen on some proxies) means the model stopped.
   const finishReason = toFinishReason(reading.finishReason ?? 'STOP', toolCalls.length > 0);
   return { message, finishReason, usage: reading.usage, model: reading.model };

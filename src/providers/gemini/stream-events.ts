@@ -33,7 +33,7 @@ export async function* answerEvents(
   for await (const payload of chunks) {
     const ev = translator.accept(payload);
     const usage = translator.usage;
-    if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens)) {
+    if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens || usage.cachedTokens !== reported.cachedTokens)) {
       reported = usage;
       yield { type: 'usage', usage };
     }
@@ -86,6 +86,7 @@ class ChunkTranslator {
     if (this.finished || !reading.hasCandidate) return null;
     this.key ??= responseKey(reading.responseId);
     const delta: ChunkDelta = {};
+    if (reading.reasoning.length > 0) delta.reasoning_content = reading.reasoning;
     if (reading.text.length > 0) delta.content = reading.text;
     if (reading.functionCalls.length > 0) {
       // Gemini sends each call whole, in one chunk: one delta per call carries all of it.
@@ -97,7 +98,9 @@ class ChunkTranslator {
     const raw = reading.finishReason;
     const finishReason = raw === null ? null : toFinishReason(raw, this.toolCalls > 0);
     if (finishReason !== null) this.finished = true;
-    if (delta.content === undefined && delta.tool_calls === undefined && finishReason === null) return null;
+    if (delta.content === undefined && delta.tool_calls === undefined && delta.reasoning_content === undefined && finishReason === null) {
+      return null;
+    }
     if (!this.roleSent) {
       this.roleSent = true;
       return { type: 'delta', delta: { role: 'assistant', ...delta }, finishReason };
