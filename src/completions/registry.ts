@@ -27,7 +27,7 @@ export class CompletionRegistry {
    */
   admit(): void {
     if (this.draining) {
-      throw new GatewayError(503, 'api_error', 'gateway_shutting_down', 'This gateway instance is shutting down. Retry the request.', null, {
+      throw new GatewayError(503, 'server_error', 'gateway_shutting_down', 'This gateway instance is shutting down. Retry the request.', null, {
         'retry-after': '1',
         connection: 'close',
       });
