@@ -121,14 +121,14 @@ export class Meter {
       case 'insufficient_credits':
         throw new GatewayError(
           402,
-          'insufficient_credits',
+          'insufficient_quota',
           'insufficient_credits',
           `This request may cost up to ${request.amount} credits (prompt plus the max_tokens bound) but ${r.available} are available. Lower max_tokens or add credits.`,
         );
       case 'daily_limit_exceeded':
         throw new GatewayError(
           402,
-          'insufficient_credits',
+          'insufficient_quota',
           'daily_credit_limit_exceeded',
           `${
             request.inFamily === true

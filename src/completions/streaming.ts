@@ -136,11 +136,11 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       for (const bytes of closingFrames(settled)) write(bytes);
     } catch {
       // Not a ledger outage (the owner keeps retrying those itself): a bug, said as such.
-      write(errorEvent('internal_error', 'api_error', 'The gateway failed to close this answer. It has been logged.'));
+      write(errorEvent('internal_error', 'server_error', 'The gateway failed to close this answer. It has been logged.'));
     } finally {
       if (failureMessage !== null) {
         const code = ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error';
-        write(errorEvent(code, ending === 'shutdown' ? 'api_error' : 'upstream_error', failureMessage));
+        write(errorEvent(code, 'server_error', failureMessage));
       }
       const done = encodeSseDone();
       options.tap?.(done);

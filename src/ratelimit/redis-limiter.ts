@@ -76,7 +76,7 @@ export class RedisRateLimiter implements RateLimiter {
       this.failuresSinceWarning = 0;
     }
     if (this.opts.onError === 'closed') {
-      throw new GatewayError(503, 'api_error', 'rate_limiter_unavailable', 'The rate limiter is unreachable right now. Retry shortly.', null, {
+      throw new GatewayError(503, 'server_error', 'rate_limiter_unavailable', 'The rate limiter is unreachable right now. Retry shortly.', null, {
         'retry-after': '1',
       });
     }

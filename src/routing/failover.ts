@@ -12,7 +12,11 @@
  *     what it gathered, and the next target answers from the start, so the answer comes from one model.
  *   A partial tool call cannot be continued by another model: in `continue` mode it ends the answer.
  * - A failure that every target would share (the upstream judged the request malformed: 400, 413, 422),
- *   or our own abort (client gone), ends at once.
+ *   or our own abort (client gone), ends at once. A 400 about this target only (a parameter or value this
+ *   model does not take: `unsupported_parameter`, "does not support") is not one: the next target is tried.
+ *
+ * Every failure is kept (AllTargetsFailed.failures), so the answer can name the one that decided it (a
+ * 429 with its Retry-After, src/completions/upstream-errors.ts).
  *
  * When nothing is left to try, `open` and `next` throw AllTargetsFailed.
  */
@@ -20,6 +24,7 @@ import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type StreamEvent } from '../providers/contract.js';
+import { detailOf } from '../providers/upstream-failures.js';
 import { AttemptDeadlines } from './deadlines.js';
 import type { Target } from './router.js';
 
@@ -35,6 +40,8 @@ export class AllTargetsFailed extends Error {
   constructor(
     readonly last: UpstreamError,
     readonly attempts: Attempt[],
+    /** Every attempt's failure, in order; `last` is the final one. */
+    readonly failures: readonly UpstreamError[] = [last],
   ) {
     super(last.message);
     this.name = 'AllTargetsFailed';
@@ -64,9 +71,17 @@ interface Live {
   continuation: boolean;
 }
 
-/** The upstream judged the request itself malformed: every target would say the same. */
+/**
+ * The upstream judged the request itself malformed: every target would say the same. A refusal marked
+ * retryable is about this target only (see UpstreamErrorDetail.targetSpecific).
+ */
 function requestRefused(e: UpstreamError): boolean {
-  return e.kind === 'http' && (e.status === 400 || e.status === 413 || e.status === 422);
+  return e.kind === 'http' && !e.retryable && (e.status === 400 || e.status === 413 || e.status === 422);
+}
+
+/** This target cannot serve this request, which says nothing of its health. */
+function cannotServe(e: UpstreamError): boolean {
+  return e.kind === 'unsupported' || detailOf(e).targetSpecific;
 }
 
 export function asUpstreamError(e: unknown): UpstreamError {
@@ -80,6 +95,7 @@ function outcomeOf(e: UpstreamError): string {
 
 export class FailoverStream implements AsyncIterator<FailoverEvent> {
   readonly attempts: Attempt[] = [];
+  private readonly failures: UpstreamError[] = [];
   private readonly skipped: Target[] = [];
   private nextIndex = 0;
   private live: Live | null = null;
@@ -163,11 +179,12 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
     this.live = null;
     await live.events.return?.().catch(() => undefined);
     this.attempts.push(this.record(live, outcomeOf(e)));
+    this.failures.push(e);
     if (e.kind === 'aborted' || requestRefused(e)) {
       live.target.health.release();
-      throw new AllTargetsFailed(e, this.attempts);
+      throw this.allFailed(e);
     }
-    if (e.kind === 'unsupported') live.target.health.release();
+    if (cannotServe(e)) live.target.health.release();
     else live.target.health.failure();
 
     const { delivery } = this.options;
@@ -182,7 +199,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       delivery.restart();
       return { type: 'restart' };
     }
-    if (delivery.attemptProducedToolCall) throw new AllTargetsFailed(e, this.attempts);
+    if (delivery.attemptProducedToolCall) throw this.allFailed(e);
     delivery.splice();
     await this.startNext(e);
     return null;
@@ -194,7 +211,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
     for (;;) {
       const candidate = this.nextCandidate();
       if (candidate === null) {
-        throw new AllTargetsFailed(last ?? new UpstreamError('connect', 'no upstream target is configured'), this.attempts);
+        throw this.allFailed(last ?? new UpstreamError('connect', 'no upstream target is configured'));
       }
       const target = candidate;
       try {
@@ -210,15 +227,20 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
           ...(this.options.delivery.continuedText ? { continuation: true } : {}),
         });
         this.lastTarget = target;
+        this.failures.push(e);
         if (e.kind === 'aborted' || requestRefused(e)) {
           target.health.release();
-          throw new AllTargetsFailed(e, this.attempts);
+          throw this.allFailed(e);
         }
-        // A target that cannot express the request is not unhealthy; one that can may still answer.
-        if (e.kind === 'unsupported') target.health.release();
+        // A target that cannot express or take the request is not unhealthy; one that can may still answer.
+        if (cannotServe(e)) target.health.release();
         else target.health.failure();
       }
     }
+  }
+
+  private allFailed(last: UpstreamError): AllTargetsFailed {
+    return new AllTargetsFailed(last, this.attempts, this.failures.length > 0 ? [...this.failures] : [last]);
   }
 
   private nextCandidate(): Target | null {

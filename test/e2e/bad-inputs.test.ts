@@ -51,7 +51,7 @@ const tool = { type: 'function', function: { name: 'get_weather', parameters: { 
 const TYPE_OF_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
-  402: 'insufficient_credits',
+  402: 'insufficient_quota',
   403: 'permission_error',
   404: 'not_found_error',
   413: 'invalid_request_error',

@@ -55,11 +55,10 @@ const ERROR_TYPES = new Set([
   'invalid_request_error',
   'authentication_error',
   'permission_error',
-  'insufficient_credits',
   'not_found_error',
   'rate_limit_error',
-  'upstream_error',
-  'api_error',
+  'insufficient_quota',
+  'server_error',
 ]);
 
 /**

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from '../../core/deps.js';
-import { GatewayError } from '../../openai/errors.js';
+import { GatewayError, shouldRetry } from '../../openai/errors.js';
 import { StoreError } from '../../store/errors.js';
 
 /** The request announced a body (a length or chunked framing). */
@@ -13,6 +13,8 @@ function hasBody(c: Context<AppEnv>): boolean {
 export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
   const res = c.json(e.toEnvelope(), e.status as 400);
   for (const [k, v] of Object.entries(e.headers)) res.headers.set(k, v);
+  // On every error answer, so no openai SDK guesses (it would retry a 409 or 429 that cannot pass).
+  res.headers.set('x-should-retry', String(shouldRetry(e)));
   // Refused before its body was read (unauthenticated, too large, nowhere to go): close the connection
   // rather than read a body nobody will use to keep it alive.
   if ((e.status === 401 || e.status === 413 || e.code === 'unknown_endpoint') && hasBody(c)) res.headers.set('connection', 'close');
@@ -28,7 +30,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     c.get('deps')?.logger.warn('store unavailable', { requestId: c.get('requestId'), error: err.message });
     return errorResponse(
       c,
-      new GatewayError(503, 'api_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
+      new GatewayError(503, 'server_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
         'retry-after': '1',
       }),
     );
@@ -40,7 +42,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     requestId: c.get('requestId'),
     error: err instanceof Error ? (err.stack ?? err.message) : String(err),
   });
-  return errorResponse(c, new GatewayError(500, 'api_error', 'internal_error', 'The gateway failed to process the request. It has been logged.'));
+  return errorResponse(c, new GatewayError(500, 'server_error', 'internal_error', 'The gateway failed to process the request. It has been logged.'));
 };
 
 export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
