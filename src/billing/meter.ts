@@ -49,12 +49,17 @@ export interface HoldRequest {
  * (a proxy in front of it that accepts and drops connections makes the driver queue calls until it is back)
  * is answered as unavailable in time, never by a request that hangs. A call given up on may still run
  * later; that is a lost reply, which every call here tolerates.
+ *
+ * The bound is on the database's silence, not on one call's wait: while other calls of this process keep
+ * getting answers, a call queued behind them (a burst of thousands of requests on a small pool) is slow, not
+ * unanswered, and waits on, up to HARD_BOUND_FACTOR times the bound.
  */
 export async function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
-  const giveUpAt = performance.now() + delaysMs.reduce((a, b) => a + b, 0) + RIDE_OUT_SLACK_MS;
+  const budget = delaysMs.reduce((a, b) => a + b, 0) + RIDE_OUT_SLACK_MS;
+  const giveUpAt = performance.now() + budget;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await withinDeadline(call(), giveUpAt - performance.now());
+      return await withinDeadline(call(), giveUpAt - performance.now(), budget * HARD_BOUND_FACTOR);
     } catch (e) {
       const delay = delaysMs[attempt];
       if (!(e instanceof StoreError && e.code === 'unavailable') || delay === undefined) throw e;
@@ -65,15 +70,51 @@ export async function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: rea
 }
 
 const RIDE_OUT_SLACK_MS = 500;
+const HARD_BOUND_FACTOR = 4;
 
-function withinDeadline<T>(pending: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError('unavailable', `the ledger did not answer within ${Math.round(ms)} ms`)), Math.max(ms, 0));
+/**
+ * When a ledger call of this process last got an answer from the database (a result, or an error other than
+ * unreachable). Per process: one process serves one store (tests that start several gateways in one process
+ * share it, which only makes a call there wait longer, never fail sooner).
+ */
+let lastAnswerAt = performance.now();
+
+function answered(): void {
+  lastAnswerAt = performance.now();
+}
+
+/**
+ * Rejects as unavailable once the database has been silent for `ms` (no call of this process answered) and
+ * this call waited at least that long, or after `hardMs` whatever the others do.
+ */
+function withinDeadline<T>(pending: Promise<T>, ms: number, hardMs: number): Promise<T> {
+  const started = performance.now();
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = (): void => {
+      const now = performance.now();
+      const silentFor = now - lastAnswerAt;
+      if (silentFor >= ms || now - started >= hardMs) {
+        reject(new StoreError('unavailable', `the ledger did not answer within ${Math.round(now - started)} ms`));
+        return;
+      }
+      timer = setTimeout(check, Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))));
+    };
+    timer = setTimeout(check, Math.max(ms, 0));
+    // The abandoned call's own outcome, if it comes, has nobody left to hear it (but still says the database is there).
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        answered();
+        resolve(value);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        if (!(e instanceof StoreError && e.code === 'unavailable')) answered();
+        reject(e);
+      },
+    );
   });
-  // The abandoned call's own failure, if it comes, has nobody left to hear it.
-  pending.catch(() => undefined);
-  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }
 
 export class Meter {

@@ -30,6 +30,8 @@ export interface CompletionLimits {
   writeTimeoutMs: number;
   /** Waits between retries of a ledger call the database did not answer. */
   ledgerRetryDelaysMs: readonly number[];
+  /** `server.relay_reasoning`: whether the model's reasoning text reaches clients (default true). */
+  relayReasoning?: boolean;
 }
 
 export interface CompletionDeps {
@@ -69,6 +71,9 @@ export interface Settlement {
   /** Tokens the charge was computed from (zero when voided). */
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens, read from the provider's cache; of completionTokens, spent reasoning (charge.ts). */
+  cachedTokens: number;
+  reasoningTokens: number;
   latencyMs: number;
 }
 
@@ -207,7 +212,7 @@ export class Completion {
     const latencyMs = Math.max(0, Math.round(performance.now() - this.startedAt));
     if (charge.kind === 'void') {
       const outcome = await this.untilLedgerAnswers(() => this.meter.void());
-      return { ending, charge, outcome, target, promptTokens: 0, completionTokens: 0, latencyMs };
+      return { ending, charge, outcome, target, promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, latencyMs };
     }
     const routedProvider = target?.adapter.name ?? 'none';
     const usage = {
@@ -217,6 +222,8 @@ export class Completion {
       routedProvider,
       promptTokens: charge.promptTokens,
       completionTokens: charge.completionTokens,
+      cachedTokens: charge.cachedTokens,
+      reasoningTokens: charge.reasoningTokens,
       shortfallCredits: charge.shortfallCredits,
       outcome: ending,
       latencyMs,
@@ -239,6 +246,8 @@ export class Completion {
       target,
       promptTokens: charge.promptTokens,
       completionTokens: charge.completionTokens,
+      cachedTokens: charge.cachedTokens,
+      reasoningTokens: charge.reasoningTokens,
       latencyMs,
     };
   }

@@ -8,10 +8,12 @@ import type { Ending } from '../billing/charge.js';
 import type { ChatCompletion } from '../openai/chat-types.js';
 import { AnswerBuilder } from './answer-builder.js';
 import type { Completion } from './completion.js';
+import { tokenUsage } from './token-usage.js';
 import { completionError, endingOfFailure } from './upstream-errors.js';
 
 export async function completeNonStreaming(completion: Completion): Promise<ChatCompletion> {
-  let answer = new AnswerBuilder();
+  const relayReasoning = completion.limits.relayReasoning !== false;
+  let answer = new AnswerBuilder(relayReasoning);
   let ending: Ending = 'completed';
   let failure: unknown = null;
   try {
@@ -20,8 +22,9 @@ export async function completeNonStreaming(completion: Completion): Promise<Chat
       const next = await completion.failover.next();
       if (next.done) break;
       const ev = next.value;
-      if (ev.type === 'restart') answer = new AnswerBuilder();
-      else if (ev.type === 'delta') answer.add(ev.delta, ev.finishReason);
+      if (ev.type === 'restart') answer = new AnswerBuilder(relayReasoning);
+      else if (ev.type === 'delta') answer.add(ev.delta, ev.finishReason, ev.logprobs, ev.meta);
+      else if (ev.meta !== undefined) answer.meta = { ...answer.meta, ...ev.meta };
     }
   } catch (e) {
     failure = e;
@@ -30,17 +33,17 @@ export async function completeNonStreaming(completion: Completion): Promise<Chat
   const settled = await completion.end(ending);
   if (failure !== null) throw completionError(completion, failure);
   const { spec } = completion;
-  return {
+  const out: ChatCompletion = {
     id: spec.completionId,
     object: 'chat.completion',
     created: completion.created,
     model: spec.route.entry.id,
-    choices: [{ index: 0, message: answer.message(), finish_reason: answer.finishReason ?? 'stop', logprobs: null }],
-    usage: {
-      prompt_tokens: settled.promptTokens,
-      completion_tokens: settled.completionTokens,
-      total_tokens: settled.promptTokens + settled.completionTokens,
-    },
+    choices: [{ index: 0, message: answer.message(), finish_reason: answer.finishReason ?? 'stop', logprobs: answer.logprobs() }],
+    usage: tokenUsage(settled),
     svc: completion.svcMetadata(settled),
   };
+  // What the upstream said of itself, where OpenAI puts it (before `choices` matters to no client).
+  if (answer.meta.serviceTier !== undefined) out.service_tier = answer.meta.serviceTier;
+  if (answer.meta.systemFingerprint !== undefined) out.system_fingerprint = answer.meta.systemFingerprint;
+  return out;
 }

@@ -9,8 +9,11 @@
  *   switch targets underneath (before the first token, or from the partial text after it): the client sees one
  *   stream with one id, and SSE comments while it waits.
  * - ending: the completion's owner settles the hold once (src/completions/completion.ts), then the closing
- *   frames go out: usage chunk (if asked and the answer finished), `svc` chunk, an error event when the
- *   answer did not finish, `[DONE]`.
+ *   frames go out, and `[DONE]`. The chunk that carries the finish reason is held back until then, so that
+ *   it carries `svc` (the charge is known only once the hold settled); with `include_usage` the usage chunk
+ *   follows it and carries `svc` instead, and is the last chunk, as OpenAI's is. An answer that did not
+ *   finish ends with an error event, which carries `svc`. No chunk without choices is added
+ *   (docs/api.md, "Streaming").
  * - closed: nothing more is written.
  *
  * What moves a stream to ending: the answer finished; nothing could finish it; the client went away; the
@@ -18,10 +21,12 @@
  * error event anyway); the gateway shut down. Each is one ending of src/billing/charge.ts.
  */
 import type { Ending } from '../billing/charge.js';
-import type { ChatCompletionChunk, ChunkDelta, FinishReason } from '../openai/chat-types.js';
+import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from '../openai/chat-types.js';
+import type { UpstreamMeta } from '../providers/contract.js';
 import { AllTargetsFailed, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
 import { encodeSseComment, encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
 import type { Completion, Settlement } from './completion.js';
+import { tokenUsage } from './token-usage.js';
 import { completionError, endingOfFailure } from './upstream-errors.js';
 
 export type StreamState = 'open' | 'relaying' | 'ending' | 'closed';
@@ -75,28 +80,35 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   const { spec } = completion;
   const withUsage = spec.request.include_usage;
   const { keepaliveMs, writeTimeoutMs } = completion.limits;
+  const relayReasoning = completion.limits.relayReasoning !== false;
   const frame = (value: object): Uint8Array => encodeSseJson(value);
-  const chunk = (delta: ChunkDelta, finish: FinishReason | null): Uint8Array => {
-    const c: ChatCompletionChunk = {
+  /** What the serving upstream said of itself (system_fingerprint, service_tier): on every chunk from then on, as OpenAI does. */
+  let meta: UpstreamMeta = {};
+  const head = (): Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'> => {
+    const h: Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'> = {
       id: spec.completionId,
       object: 'chat.completion.chunk',
       created: completion.created,
       model: spec.route.entry.id,
-      choices: [{ index: 0, delta, finish_reason: finish }],
     };
+    if (meta.serviceTier !== undefined) h.service_tier = meta.serviceTier;
+    if (meta.systemFingerprint !== undefined) h.system_fingerprint = meta.systemFingerprint;
+    return h;
+  };
+  const chunk = (delta: ChunkDelta, finish: FinishReason | null, logprobs?: ChoiceLogprobs, svc?: SvcMetadata): Uint8Array => {
+    const choice: ChatCompletionChunk['choices'][number] = { index: 0, delta, finish_reason: finish };
+    if (logprobs !== undefined) choice.logprobs = logprobs;
+    const c: ChatCompletionChunk = { ...head(), choices: [choice] };
     if (withUsage) c.usage = null;
+    if (svc !== undefined) c.svc = svc;
     return frame(c);
   };
-  const tail = (extra: Partial<ChatCompletionChunk>): Uint8Array =>
-    frame({
-      id: spec.completionId,
-      object: 'chat.completion.chunk',
-      created: completion.created,
-      model: spec.route.entry.id,
-      choices: [],
-      ...extra,
-    } satisfies ChatCompletionChunk);
-  const errorEvent = (code: string, type: string, message: string): Uint8Array => frame({ error: { message, type, param: null, code } });
+  const errorEvent = (code: string, type: string, message: string, svc?: SvcMetadata): Uint8Array =>
+    frame({ error: { message, type, param: null, code }, ...(svc !== undefined ? { svc } : {}) });
+  /** The chunk with the finish reason, written once the hold settled (it carries `svc`). */
+  let finishing: { delta: ChunkDelta; finish: FinishReason; logprobs?: ChoiceLogprobs } | null = null;
+  /** The settlement's `svc`, once known: the error event of an answer that did not finish carries it. */
+  let settledSvc: SvcMetadata | undefined;
 
   let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The client cancelled the stream (or it was cut): nothing more may be enqueued. */
@@ -114,11 +126,15 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   let ticker: ReturnType<typeof setInterval> | null = null;
 
   const closingFrames = (s: Settlement): Uint8Array[] => {
+    const svc = completion.svcMetadata(s);
     const out: Uint8Array[] = [];
-    if (withUsage && s.ending === 'completed') {
-      out.push(tail({ usage: { prompt_tokens: s.promptTokens, completion_tokens: s.completionTokens, total_tokens: s.promptTokens + s.completionTokens } }));
-    }
-    out.push(tail({ svc: completion.svcMetadata(s) }));
+    const usageChunk = withUsage && s.ending === 'completed';
+    // An answer that ended without a finish reason from its upstream finished all the same: `stop`, as the
+    // non-streaming answer says.
+    if (finishing === null && s.ending === 'completed') finishing = { delta: {}, finish: 'stop' };
+    if (finishing !== null) out.push(chunk(finishing.delta, finishing.finish, finishing.logprobs, usageChunk ? undefined : svc));
+    if (usageChunk) out.push(frame({ ...head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk));
+    if (finishing === null) settledSvc = svc;
     return out;
   };
 
@@ -140,7 +156,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
     } finally {
       if (failureMessage !== null) {
         const code = ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error';
-        write(errorEvent(code, 'server_error', failureMessage));
+        write(errorEvent(code, 'server_error', failureMessage, settledSvc));
       }
       const done = encodeSseDone();
       options.tap?.(done);
@@ -232,13 +248,22 @@ export async function startStreaming(completion: Completion, options: StreamOpti
             return;
           }
           const ev = next.value;
+          if (ev.type === 'restart') continue;
+          if (ev.meta !== undefined) meta = { ...meta, ...ev.meta };
           if (ev.type !== 'delta') continue;
-          const { role: _role, ...delta } = ev.delta;
+          const { role: _role, reasoning_content: reasoning, ...rest } = ev.delta;
+          const delta: ChunkDelta = relayReasoning && reasoning ? { ...rest, reasoning_content: reasoning } : rest;
           // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
-          const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined;
-          if (!hasContent && ev.finishReason === null) continue;
+          const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined || delta.reasoning_content !== undefined;
+          if (!hasContent && ev.finishReason === null && ev.logprobs === undefined) continue;
+          if (ev.finishReason !== null) {
+            // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
+            if (finishing !== null) write(chunk(finishing.delta, null, finishing.logprobs));
+            finishing = { delta, finish: ev.finishReason, ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}) };
+            continue;
+          }
           wrote = true;
-          write(chunk(delta, ev.finishReason));
+          write(chunk(delta, null, ev.logprobs));
           return;
         }
       } finally {

@@ -89,8 +89,31 @@ export const providerSchema = z.discriminatedUnion('type', [
   sandboxProvider,
 ]);
 
+/**
+ * What the target's model takes, over the defaults for its family (src/providers/model-capabilities.ts):
+ * for a model the gateway does not know, or a server that differs from the family it serves.
+ */
+const capabilitiesSchema = z
+  .object({
+    /** temperature and top_p. */
+    sampling: z.boolean().optional(),
+    /** presence_penalty and frequency_penalty. */
+    penalties: z.boolean().optional(),
+    /** Whether `reasoning_effort` means something to it. */
+    reasoning: z.boolean().optional(),
+    max_stop_sequences: z.number().int().min(0).max(64).optional(),
+    /** The bound sent is capped to it. */
+    max_output_tokens: z.number().int().positive().optional(),
+  })
+  .strict();
+
 const targetSchema = z
-  .object({ provider: z.string().min(1), model: z.string().min(1), timeouts: timeoutsSchema.optional() })
+  .object({
+    provider: z.string().min(1),
+    model: z.string().min(1),
+    timeouts: timeoutsSchema.optional(),
+    capabilities: capabilitiesSchema.optional(),
+  })
   .strict();
 
 const tierSchema = z
@@ -139,6 +162,20 @@ export const configSchema = z
          * (Kubernetes: terminationGracePeriodSeconds, 30 s by default).
          */
         shutdown_grace_ms: z.number().int().min(0).default(20_000),
+        /**
+         * false (the default): a parameter the client set that the serving target cannot take is dropped and
+         * named in `x-svc-dropped-params`; true: the request is refused (400 `unsupported_parameter`) before
+         * anything is held. docs/api.md, "Parameters per target".
+         */
+        strict_params: z.boolean().default(false),
+        /**
+         * Origins a browser page may call the public API from (CORS): `["*"]` (the default: keys travel in a
+         * header, never in cookies, so no origin gains anything it could not do with the key anyway), a list
+         * of origins, or `[]` for none. The operator API never answers CORS.
+         */
+        cors_origins: z.array(z.union([z.literal('*'), z.url({ protocol: /^https?$/ })])).default(['*']),
+        /** Whether the model's reasoning text (`reasoning_content`) reaches clients; false for operators who must not relay it. */
+        relay_reasoning: z.boolean().default(true),
         /** Each failed admin-token attempt in the last minute slows the next failure by this much (max 5 s); 0: off. */
         admin_failure_delay_ms: z.number().int().min(0).default(250),
         /**

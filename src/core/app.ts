@@ -3,6 +3,7 @@
  * an edge entry) builds the deps and serves `app.fetch`.
  */
 import { Hono } from 'hono';
+import { publicCors } from '../http/middleware/cors.js';
 import { GatewayError } from '../openai/errors.js';
 import { adminAccountRoutes } from '../http/admin/accounts.js';
 import { adminHealthRoutes } from '../http/admin/health.js';
@@ -25,7 +26,8 @@ import type { AppDeps, AppEnv } from './deps.js';
 export type Doors = 'all' | 'public' | 'admin';
 
 export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  // strict: false: `/v1/chat/completions/` is `/v1/chat/completions`, as clients that join URLs carelessly expect.
+  const app = new Hono<AppEnv>({ strict: false });
   app.onError(onError);
   app.notFound(onNotFound);
   app.use('*', async (c, next) => {
@@ -42,6 +44,9 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
   );
   // Authentication first: an anonymous client gets its 401 before a byte of its body is read.
   if (doors !== 'admin') {
+    // Before authentication: a browser's preflight carries no key. Headers of every answer, errors included.
+    const cors = publicCors(deps.limits.corsOrigins ?? ['*']);
+    if (cors !== null) app.use('/v1/*', cors);
     app.use('/v1/*', auth);
     app.use('/v1/*', limit);
     app.route('/v1/models', modelsRoutes);

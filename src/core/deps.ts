@@ -20,6 +20,10 @@ export interface AppDeps {
     adminFailureDelayMs: number;
     /** `limits.media_url_max_tokens`: tokens held for a media URL of unknowable size; null refuses it (400). */
     mediaUrlMaxTokens: number | null;
+    /** `server.strict_params`: refuse (400) a parameter the serving target cannot take, rather than drop it. */
+    strictParams?: boolean;
+    /** `server.cors_origins`; absent: any origin (`*`), empty: CORS off. */
+    corsOrigins?: readonly string[];
   };
   /** The completions alive in this process; the runtime drains it on shutdown. */
   completions: CompletionRegistry;

@@ -8,7 +8,8 @@ import type { AppDeps, AppEnv } from '../core/deps.js';
 import { newId, newTimeOrderedId } from '../core/ids.js';
 import { parseChatRequest } from '../openai/chat-request.js';
 import type { ChatCompletion } from '../openai/chat-types.js';
-import { notFound } from '../openai/errors.js';
+import { invalidRequest, notFound } from '../openai/errors.js';
+import { DROPPED_PARAMS_HEADER, paramsFor, type BoundedRequest, type ParamTarget } from '../providers/target-params.js';
 import { ALIASES, isAlias } from '../routing/catalog.js';
 import { admitRate } from '../ratelimit/admit.js';
 import { resolveRoute } from '../routing/router.js';
@@ -25,6 +26,30 @@ import { parseQualityBiasHeader, QUALITY_BIAS_HEADER } from './quality-bias-head
 
 function completionDeps(deps: AppDeps): CompletionDeps {
   return { ledger: deps.store.ledger, clock: deps.clock, logger: deps.logger, limits: deps.limits, registry: deps.completions };
+}
+
+/**
+ * `x-svc-dropped-params`: what the target that answered did not receive of what the client set. A stream's
+ * headers name its first accepting target's (a later continuation on another target is in `svc.attempts`).
+ */
+function droppedHeader(completion: Completion, request: BoundedRequest): Record<string, string> {
+  const target = completion.failover.target;
+  if (target === null) return {};
+  const { dropped } = paramsFor(target.params, request);
+  return dropped.length === 0 ? {} : { [DROPPED_PARAMS_HEADER]: dropped.join(', ') };
+}
+
+function refuseDroppedParams(targets: readonly ParamTarget[], request: BoundedRequest): void {
+  const drops = targets.map((t) => paramsFor(t, request));
+  if (drops.some((d) => d.dropped.length === 0 && d.refused === null)) return;
+  const first = drops.find((d) => d.dropped.length > 0);
+  if (first === undefined) return; // refused for another reason: failover says which
+  const param = first.dropped[0] as string;
+  throw invalidRequest(
+    `Unsupported parameter '${param}': no model serving '${request.model}' takes it (strict_params is on; without it the parameter is dropped and named in ${DROPPED_PARAMS_HEADER}).`,
+    param,
+    'unsupported_parameter',
+  );
 }
 
 function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
@@ -49,6 +74,9 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   const key = c.get('key');
   const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
   const quote = await quoteRequest(route, request, { mediaUrlMaxTokens: deps.limits.mediaUrlMaxTokens });
+  const bounded = { ...request, max_tokens: quote.maxOutputTokens };
+  // With strict_params, a request no target can take whole is refused before anything is held.
+  if (deps.limits.strictParams === true) refuseDroppedParams(route.targets.map((t) => t.params), bounded);
   // Before the credit hold: a request over the key's rate limit is refused (429) holding nothing.
   const rateHeaders = await admitRate(deps.rateLimiting, key, quote);
   const requestId = c.get('requestId');
@@ -121,7 +149,7 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
       release();
       throw e;
     });
-    return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, 'x-request-id': requestId } });
+    return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, ...droppedHeader(completion, bounded), 'x-request-id': requestId } });
   }
   let answer: ChatCompletion;
   try {
@@ -133,5 +161,5 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   const json = JSON.stringify(answer);
   // The answer is paid for: a failure to keep it for replay must not take it from the client.
   await record({ status: 200, contentType: 'application/json', body: json });
-  return c.body(json, 200, { ...rateHeaders, 'content-type': 'application/json' });
+  return c.body(json, 200, { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json' });
 });

@@ -4,20 +4,29 @@
  */
 import { z } from 'zod';
 
-const text = z.object({ type: z.literal('text'), text: z.string() }).strict();
+/** OpenAI's prompt-cache breakpoint on a content part: accepted, and dropped (no other provider has one). */
+const cacheBreakpoint = z.object({ mode: z.literal('explicit') }).strict().optional();
+
+const text = z.object({ type: z.literal('text'), text: z.string(), prompt_cache_breakpoint: cacheBreakpoint }).strict();
 const image = z
   .object({
     type: z.literal('image_url'),
     image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }).strict(),
+    prompt_cache_breakpoint: cacheBreakpoint,
   })
   .strict();
 const audio = z
-  .object({ type: z.literal('input_audio'), input_audio: z.object({ data: z.string(), format: z.string() }).strict() })
+  .object({
+    type: z.literal('input_audio'),
+    input_audio: z.object({ data: z.string(), format: z.string() }).strict(),
+    prompt_cache_breakpoint: cacheBreakpoint,
+  })
   .strict();
 const file = z
   .object({
     type: z.literal('file'),
     file: z.object({ file_id: z.string().optional(), file_data: z.string().optional(), filename: z.string().optional() }).strict(),
+    prompt_cache_breakpoint: cacheBreakpoint,
   })
   .strict();
 const refusal = z.object({ type: z.literal('refusal'), refusal: z.string() }).strict();
@@ -46,16 +55,21 @@ const assistantMessage = z
     role: z.literal('assistant'),
     content: z.union([z.string(), z.array(assistantPart), z.null()]).optional(),
     name,
-    tool_calls: z.array(toolCall).min(1).optional(),
+    // OpenAI accepts an explicit null and an empty list, and both mean "no calls" (clients echo them back).
+    tool_calls: z.array(toolCall).nullable().optional(),
     refusal: z.string().nullable().optional(),
+    // Only null: `{id}` names audio kept in OpenAI's storage, and `function_call` is the deprecated form of tool_calls.
+    audio: z.null().optional(),
+    function_call: z.null().optional(),
   })
   .strict()
-  .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined, {
+  .refine((m) => (m.content !== undefined && m.content !== null) || (m.tool_calls != null && m.tool_calls.length > 0), {
     message: "an assistant message needs 'content' or 'tool_calls'",
     path: ['content'],
   });
+// `name` is not OpenAI's field here, but OpenAI ignores it and LangChain JS sends it: accepted and dropped.
 const toolMessage = z
-  .object({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) })
+  .object({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1), name: z.string().optional() })
   .strict();
 
 export const messageSchema = z.discriminatedUnion('role', [
@@ -105,6 +119,12 @@ const responseFormat = z.discriminatedUnion('type', [
 
 const maxTokens = z.number().int().min(1).nullable().optional();
 
+/**
+ * OpenAI takes up to 4 stop sequences, Gemini 5, Anthropic more: the gateway accepts up to 16 and each target
+ * gets as many as it takes (src/providers/target-params.ts). Empty list = none.
+ */
+export const MAX_STOP_SEQUENCES = 16;
+
 export const chatRequestSchema = z
   .object({
     model: z.string().min(1),
@@ -114,8 +134,12 @@ export const chatRequestSchema = z
     max_tokens: maxTokens,
     max_completion_tokens: maxTokens,
     stream: z.boolean().nullable().optional(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).strict().nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string()).min(1).max(4)]).nullable().optional(),
+    stream_options: z
+      .object({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
+      .strict()
+      .nullable()
+      .optional(),
+    stop: z.union([z.string(), z.array(z.string()).max(MAX_STOP_SEQUENCES)]).nullable().optional(),
     seed: z.number().int().nullable().optional(),
     tools: z.array(functionTool).max(128).optional(),
     tool_choice: toolChoice.optional(),
@@ -131,12 +155,25 @@ export const chatRequestSchema = z
     logprobs: z.boolean().nullable().optional(),
     top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
     n: z.number().int().min(1).nullable().optional(),
-    metadata: z.record(z.string().max(64), z.string().max(512)).optional(),
-    // Accepted for compatibility and ignored: they only steer OpenAI's own storage and scheduling.
+    reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullable().optional(),
+    verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
+    // Only text out: `["text"]` (or null) is what every target gives; audio output is refused in chat-request.ts.
+    modalities: z.array(z.enum(['text', 'audio'])).nullable().optional(),
+    // OpenAI platform options: forwarded to OpenAI-compatible targets, dropped for the others (docs/api.md).
+    metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
     store: z.boolean().nullable().optional(),
-    service_tier: z.string().nullable().optional(),
-    prompt_cache_key: z.string().optional(),
-    safety_identifier: z.string().optional(),
+    service_tier: z.string().min(1).nullable().optional(),
+    prompt_cache_key: z.string().nullable().optional(),
+    prompt_cache_retention: z.enum(['in_memory', '24h']).nullable().optional(),
+    prompt_cache_options: z
+      .object({ mode: z.enum(['implicit', 'explicit']).optional(), ttl: z.literal('30m').optional() })
+      .strict()
+      .optional(),
+    safety_identifier: z.string().max(64).nullable().optional(),
+    // Refused unless null (chat-request.ts says why): the gateway cannot serve them on every target.
+    audio: z.unknown().optional(),
+    prediction: z.unknown().optional(),
+    moderation: z.unknown().optional(),
   })
   .strict();
 

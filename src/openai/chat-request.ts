@@ -2,30 +2,40 @@
  * Validation of a chat-completions body: the zod schema checks shapes and ranges, then the rules that
  * span fields. Every refusal names the parameter (`messages[2].role`) and says what to fix.
  */
-import { chatRequestSchema } from './chat-request-schema.js';
-import type { ChatMessage, ChatRequest } from './chat-types.js';
+import { chatRequestSchema, type ChatRequestBody } from './chat-request-schema.js';
+import type { ChatMessage, ChatRequest, ContentPart } from './chat-types.js';
 import { invalidRequest } from './errors.js';
 import { validationError } from './validation-errors.js';
-
-const DEFAULT_TEMPERATURE = 0.7;
-const DEFAULT_TOP_P = 1;
 
 /** Parameters OpenAI documents that this gateway refuses, with the reason given to the client. */
 const UNSUPPORTED: Record<string, string> = {
   functions: "'functions' is deprecated; send 'tools' instead",
   function_call: "'function_call' is deprecated; send 'tool_choice' instead",
-  audio: 'audio output is not supported by this gateway',
-  modalities: 'only text output is supported by this gateway',
-  prediction: 'predicted outputs are not supported by this gateway',
   web_search_options: 'web search is not supported by this gateway',
-  reasoning_effort: "'reasoning_effort' is not supported: pick the svc-smart alias for hard reasoning",
 };
+
+/** Accepted as null (OpenAI's types allow it), refused with a value: no target of the gateway can serve them. */
+const UNSUPPORTED_VALUES: Record<'audio' | 'prediction' | 'moderation', string> = {
+  audio: 'audio output is not supported by this gateway',
+  prediction: 'predicted outputs are not supported by this gateway',
+  moderation: "moderation results cannot be returned by this gateway's targets",
+};
+
+function unsupported(param: string, why: string): Error {
+  return invalidRequest(`Unsupported parameter '${param}': ${why}.`, param, 'unsupported_parameter');
+}
 
 /** Parses and validates a decoded JSON body into the gateway's normalized request. Throws GatewayError (400). */
 export function parseChatRequest(body: unknown): ChatRequest {
   const result = chatRequestSchema.safeParse(body, { reportInput: true });
   if (!result.success) throw validationError(result.error, UNSUPPORTED);
   const b = result.data;
+  for (const [param, why] of Object.entries(UNSUPPORTED_VALUES)) {
+    if (b[param as keyof typeof UNSUPPORTED_VALUES] != null) throw unsupported(param, why);
+  }
+  if (b.modalities?.includes('audio')) {
+    throw invalidRequest("Unsupported value for 'modalities': only text output is supported by this gateway.", 'modalities', 'unsupported_value');
+  }
   if (b.n != null && b.n > 1) {
     throw invalidRequest("Only n=1 is supported: send one request per completion you need.", 'n', 'unsupported_value');
   }
@@ -51,14 +61,16 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   const req: ChatRequest = {
     model: b.model,
-    messages: b.messages as ChatMessage[],
-    temperature: b.temperature ?? DEFAULT_TEMPERATURE,
-    top_p: b.top_p ?? DEFAULT_TOP_P,
+    messages: b.messages.map(normalizeMessage),
+    // Null: the client chose none, and each target's defaults apply (src/providers/target-params.ts).
+    temperature: b.temperature ?? null,
+    top_p: b.top_p ?? null,
     max_tokens: b.max_completion_tokens ?? b.max_tokens ?? null,
     stream,
     include_usage: b.stream_options?.include_usage === true,
   };
-  if (b.stop != null) req.stop = b.stop;
+  // `stop: []` asks for nothing, as OpenAI reads it.
+  if (b.stop != null && b.stop.length > 0) req.stop = b.stop;
   if (b.seed != null) req.seed = b.seed;
   if (b.tools !== undefined) req.tools = b.tools;
   if (b.tool_choice !== undefined) req.tool_choice = b.tool_choice;
@@ -70,6 +82,46 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (b.logit_bias != null) req.logit_bias = b.logit_bias;
   if (b.logprobs != null) req.logprobs = b.logprobs;
   if (b.top_logprobs != null) req.top_logprobs = b.top_logprobs;
-  if (b.metadata !== undefined) req.metadata = b.metadata;
+  if (b.reasoning_effort != null) req.reasoning_effort = b.reasoning_effort;
+  if (b.verbosity != null) req.verbosity = b.verbosity;
+  if (b.metadata != null) req.metadata = b.metadata;
+  if (b.store != null) req.store = b.store;
+  if (b.service_tier != null) req.service_tier = b.service_tier;
+  if (b.prompt_cache_key != null) req.prompt_cache_key = b.prompt_cache_key;
+  if (b.prompt_cache_retention != null) req.prompt_cache_retention = b.prompt_cache_retention;
+  if (b.prompt_cache_options !== undefined) req.prompt_cache_options = b.prompt_cache_options;
+  if (b.safety_identifier != null) req.safety_identifier = b.safety_identifier;
   return req;
+}
+
+type ParsedMessage = ChatRequestBody['messages'][number];
+
+/**
+ * The message as the adapters read it: what OpenAI accepts and ignores (a tool message's `name`, assistant
+ * `tool_calls: null` or `[]`, `audio: null`, content parts' `prompt_cache_breakpoint`) is left out here, so
+ * that no upstream receives a field it may refuse.
+ */
+function normalizeMessage(m: ParsedMessage): ChatMessage {
+  const content = Array.isArray(m.content) ? m.content.map(withoutBreakpoint) : m.content;
+  switch (m.role) {
+    case 'tool':
+      return { role: 'tool', content: content ?? '', tool_call_id: m.tool_call_id };
+    case 'assistant': {
+      const out: ChatMessage = { role: 'assistant', content: content ?? null };
+      if (m.name !== undefined) out.name = m.name;
+      if (m.tool_calls != null && m.tool_calls.length > 0) out.tool_calls = m.tool_calls;
+      if (m.refusal !== undefined) out.refusal = m.refusal;
+      return out;
+    }
+    default: {
+      const out: ChatMessage = { role: m.role, content: content ?? '' };
+      if (m.name !== undefined) out.name = m.name;
+      return out;
+    }
+  }
+}
+
+function withoutBreakpoint<P extends { prompt_cache_breakpoint?: unknown }>(part: P): ContentPart {
+  const { prompt_cache_breakpoint: _dropped, ...rest } = part;
+  return rest as unknown as ContentPart;
 }

@@ -12,6 +12,8 @@ import { createAnthropicAdapter } from './anthropic/adapter.js';
 import { createGeminiAdapter } from './gemini/adapter.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { createSandboxAdapter } from './sandbox/adapter.js';
+import { capabilitiesFor } from './model-capabilities.js';
+import { withTargetParams } from './target-params.js';
 import { capResponseBytes } from './upstream-byte-cap.js';
 import { boundOutput } from './upstream-output-bound.js';
 
@@ -78,6 +80,11 @@ function deadlines(...layers: (TimeoutsConfig | undefined)[]): Deadlines {
   return d;
 }
 
+function sandboxTarget(free: ProviderAdapter, model: string, healthOf: (provider: string, model: string) => TargetHealth): Target {
+  const params = { protocol: free.protocol, model, capabilities: capabilitiesFor(free.protocol, model) };
+  return { adapter: withTargetParams(free, params), params, model, deadlines: deadlines(), oneShot: false, health: healthOf(free.name, model) };
+}
+
 export function buildRoutingTable(
   config: GatewayConfig,
   secrets: ProviderSecrets,
@@ -115,8 +122,18 @@ export function buildRoutingTable(
     const spec = config.aliases[alias];
     const targets: Target[] = spec.targets.map((t) => {
       const provider = config.providers[t.provider];
+      const adapter = adapters.get(t.provider) as ProviderAdapter;
+      const capabilities = capabilitiesFor(
+        adapter.protocol,
+        t.model,
+        provider?.type === 'anthropic' ? { anthropicApiVersion: provider.api_version } : {},
+        t.capabilities,
+      );
+      const paramTarget = { protocol: adapter.protocol, model: t.model, capabilities };
       return {
-        adapter: adapters.get(t.provider) as ProviderAdapter,
+        // Each call goes out with only what this model takes (./target-params.ts).
+        adapter: withTargetParams(adapter, paramTarget, config.server.strict_params),
+        params: paramTarget,
         model: t.model,
         deadlines: deadlines(provider?.timeouts, t.timeouts),
         oneShot: provider !== undefined && provider.type !== 'sandbox' && !provider.upstream_streaming,
@@ -131,13 +148,7 @@ export function buildRoutingTable(
         freeTargets.length > 0
           ? freeTargets
           : [
-              {
-                adapter: free,
-                model: `sandbox-${tier}`,
-                deadlines: deadlines(),
-                oneShot: false,
-                health: healthOf(free.name, `sandbox-${tier}`),
-              },
+              sandboxTarget(free, `sandbox-${tier}`, healthOf),
             ],
       defaultMaxTokens,
     };

@@ -4,6 +4,7 @@
  * by free providers (the sandbox), whatever the configuration says, so they never spend real money.
  */
 import type { ProviderAdapter } from '../providers/contract.js';
+import type { ParamTarget } from '../providers/target-params.js';
 import type { Environment } from '../store/types.js';
 import { classifyRequest, type RoutableRequest } from './auto/classifier.js';
 import type { Tier, TierDecision } from './auto/tier.js';
@@ -13,6 +14,8 @@ import type { TargetHealth } from './health.js';
 
 export interface Target {
   adapter: ProviderAdapter;
+  /** What the model takes: the adapter already applies it; the HTTP layer reads it to name what it dropped. */
+  params: ParamTarget;
   model: string;
   deadlines: Deadlines;
   /** Called in one piece (`upstream_streaming: false`) rather than streamed. */

@@ -35,6 +35,8 @@ export function validateSettle(input: SettleInput): void {
   assertCount(input.usage.promptTokens, 'usage.promptTokens', 0);
   assertCount(input.usage.completionTokens, 'usage.completionTokens', 0);
   assertCount(input.usage.shortfallCredits, 'usage.shortfallCredits', 0);
+  assertCount(input.usage.cachedTokens ?? 0, 'usage.cachedTokens', 0);
+  assertCount(input.usage.reasoningTokens ?? 0, 'usage.reasoningTokens', 0);
   if (!Number.isFinite(input.usage.latencyMs) || input.usage.latencyMs < 0) {
     throw invalidInput(`usage.latencyMs must be a finite number >= 0, got ${String(input.usage.latencyMs)}`);
   }

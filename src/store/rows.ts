@@ -132,6 +132,8 @@ export interface UsageDailyRow {
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
   credits: number;
 }
 
@@ -142,6 +144,8 @@ export function toUsageDay(row: UsageDailyRow): UsageDayRow {
     requests: row.requests,
     promptTokens: row.prompt_tokens,
     completionTokens: row.completion_tokens,
+    cachedTokens: Number(row.cached_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
     credits: row.credits,
   };
 }

@@ -123,6 +123,12 @@ export interface UsageRecord {
   routedProvider: string;
   promptTokens: number;
   completionTokens: number;
+  /**
+   * Of promptTokens, those the provider read from its prompt cache; of completionTokens, those the model
+   * spent reasoning (schema v6). Absent: 0. Cached input may be priced differently by the provider.
+   */
+  cachedTokens?: number;
+  reasoningTokens?: number;
   /** How the request ended, e.g. `completed`, `client_closed`, `upstream_error`. */
   outcome: string;
   latencyMs: number;
@@ -201,6 +207,8 @@ export interface UsageDayRow {
   requests: number;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
   credits: number;
 }
 

@@ -238,8 +238,10 @@ describe.each([true, false])('stream=%s', (stream) => {
     const abort = new AbortController();
     if (stream) {
       const res = await chat(s.gw, s.seeded.secret, body(true), { signal: abort.signal });
-      await readThenHangUp(res, abort, (t) => t.includes('"finish_reason":"stop"'));
-      // The gateway reads the usage chunk that follows the finish before it notices the client is gone.
+      // The chunk with the finish reason waits for the settle (it carries `svc`): the client has the whole
+      // text when it hangs up, and the upstream has sent its finish and usage, then holds its [DONE].
+      await readThenHangUp(res, abort, (t) => t.includes(JSON.stringify(WORDS.at(-1))));
+      await sleep(100);
       await sleep(100);
     } else {
       const seen = upstream.requests.length;
@@ -268,9 +270,11 @@ describe.each([true, false])('stream=%s', (stream) => {
       expect(res.status).toBe(200);
       const data = sseData(await res.text());
       expect(data.at(-1)).toBe('[DONE]');
-      expect(JSON.parse(data.at(-2) as string).error.code).toBe('upstream_stream_error');
-      const svc = JSON.parse(data.at(-3) as string).svc;
-      expect(svc.credits_used).toBeGreaterThan(0);
+      // The error event ends the stream and carries what was charged: no chunk without choices is added.
+      const last = JSON.parse(data.at(-2) as string);
+      expect(last.error.code).toBe('upstream_stream_error');
+      expect(last.svc.credits_used).toBeGreaterThan(0);
+      expect(data.slice(0, -2).every((d) => (JSON.parse(d) as { choices: unknown[] }).choices.length === 1)).toBe(true);
     } else {
       expect(res.status).toBe(502);
     }

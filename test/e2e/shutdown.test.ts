@@ -1,8 +1,8 @@
 /**
  * Graceful shutdown of a real gateway process (`bin/svc-gateway.js serve`, the built code) on a SQLite file:
  * SIGTERM while 50 streams and one non-streaming request are in flight. Streams that can finish within
- * `server.shutdown_grace_ms` finish; the rest end with their `svc` chunk, an explicit `gateway_shutting_down`
- * error event and `[DONE]`; the non-streaming request gets a 503 and is charged its prompt and what the
+ * `server.shutdown_grace_ms` finish; the rest end with an explicit `gateway_shutting_down`
+ * error event (carrying `svc`) and `[DONE]`; the non-streaming request gets a 503 and is charged its prompt and what the
  * upstream produced; a request sent during the drain is turned away (a new connection is refused, a
  * kept-alive one gets a 503); the process exits 0 and leaves no hold pending, a clean ledger, and
  * balance = granted - usage (docs/operations.md).
@@ -198,20 +198,21 @@ function shapeOf(raw: string): Shape {
   const received = { text: contents.join(''), deltas: contents.length };
   const last = events.at(-1)!;
   if (last.error === undefined) {
-    // Finished: a finish_reason, then the svc chunk, then [DONE]; no error anywhere.
+    // Finished: the last chunk carries the finish_reason and svc, then [DONE]; no error anywhere.
     expect(['stop', 'length']).toContain(finishReason);
     expect(events.some((e) => e.error !== undefined)).toBe(false);
     expect(last.object).toBe('chat.completion.chunk');
+    expect(last.choices?.[0]?.finish_reason).toBe(finishReason);
     expect(last.svc).toBeDefined();
     return { kind: 'finished', finishReason, svc: last.svc!, ...received };
   }
-  // Interrupted: the svc chunk, then the explicit error event, then [DONE]; no finish_reason.
+  // Interrupted: the explicit error event, carrying svc, then [DONE]; no finish_reason, no chunk without choices.
   expect(last.error.code).toBe('gateway_shutting_down');
   expect(finishReason).toBeNull();
-  const svc = events.at(-2)!;
-  expect(svc.object).toBe('chat.completion.chunk');
-  expect(svc.svc).toBeDefined();
+  expect(last.svc).toBeDefined();
+  expect(events.slice(0, -1).every((e) => e.object === 'chat.completion.chunk' && e.choices?.length === 1)).toBe(true);
   expect(events.filter((e) => e.error !== undefined)).toHaveLength(1);
+  const svc = last;
   return { kind: 'interrupted', finishReason, svc: svc.svc!, ...received };
 }
 

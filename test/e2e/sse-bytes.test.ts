@@ -22,7 +22,7 @@ interface Chunk {
 }
 
 describe('SSE framing', () => {
-  it('sends role, content pieces, finish, usage, svc, [DONE] in that order', async () => {
+  it('with include_usage: role, content pieces, finish, then the usage chunk carrying svc, last before [DONE]', async () => {
     const res = await chat(gw, seeded.secret, {
       model: 'svc-fast',
       messages: [{ role: 'user', content: 'Classify the sentiment: I love it.' }],
@@ -48,18 +48,19 @@ describe('SSE framing', () => {
     expect(finishAt).toBeGreaterThan(1);
     const content = chunks.slice(1, finishAt).map((c) => c.choices[0]?.delta.content ?? '');
     expect(content.every((piece) => piece.length > 0)).toBe(true);
+    // OpenAI's shape: the usage chunk (no choices) is the last one, so code that reads `usage` from the
+    // last chunk finds it; it carries `svc` too, and no other chunk does.
+    expect(chunks).toHaveLength(finishAt + 2);
     const usageChunk = chunks[finishAt + 1];
     expect(usageChunk?.choices).toEqual([]);
     expect(usageChunk?.usage?.total_tokens).toBe((usageChunk?.usage?.prompt_tokens ?? 0) + (usageChunk?.usage?.completion_tokens ?? 0));
+    expect(usageChunk?.svc?.tokens_metered.completion).toBe(usageChunk?.usage?.completion_tokens);
+    expect(chunks.filter((c) => c.svc !== undefined)).toHaveLength(1);
     // Every chunk but the usage chunk carries usage: null when include_usage is on, as OpenAI does.
     expect(chunks.slice(0, finishAt + 1).every((c) => c.usage === null)).toBe(true);
-    const svcChunk = chunks[finishAt + 2];
-    expect(svcChunk?.choices).toEqual([]);
-    expect(svcChunk?.svc?.tokens_metered.completion).toBe(usageChunk?.usage?.completion_tokens);
-    expect(chunks).toHaveLength(finishAt + 3);
   });
 
-  it('omits the usage chunk unless asked', async () => {
+  it('without include_usage: the chunk with the finish reason is the last and carries svc; every chunk has a choice', async () => {
     const res = await chat(gw, seeded.secret, {
       model: 'svc-fast',
       messages: [{ role: 'user', content: 'Say hi' }],
@@ -67,9 +68,13 @@ describe('SSE framing', () => {
       max_tokens: 10,
     });
     const chunks = sseData(await res.text()).slice(0, -1).map((d) => JSON.parse(d) as Chunk);
-    expect(chunks.some((c) => c.usage)).toBe(false);
     expect(chunks.every((c) => !('usage' in c))).toBe(true);
-    expect(chunks.at(-1)?.svc?.credits_used).toBeGreaterThan(0);
+    // Code that reads chunk.choices[0] without a guard never meets an empty list.
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+    const last = chunks.at(-1);
+    expect(last?.choices[0]?.finish_reason).toBe('length');
+    expect(last?.svc?.credits_used).toBeGreaterThan(0);
+    expect(chunks.filter((c) => c.svc !== undefined)).toHaveLength(1);
   });
 
   it('flushes chunks as they are produced, not at the end', async () => {

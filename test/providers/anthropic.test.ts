@@ -4,7 +4,7 @@ import { createAnthropicAdapter, type AnthropicOptions } from '../../src/provide
 import { CONTINUE_INSTRUCTION } from '../../src/providers/continuation.js';
 import type { ProviderAdapter, UpstreamCall } from '../../src/providers/contract.js';
 import type { ChatMessage, ChatRequest } from '../../src/openai/chat-types.js';
-import { collect, deltas, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture,
@@ -381,7 +381,6 @@ describe('anthropic adapter: request translation', () => {
     const refused: [string, Partial<ChatRequest>][] = [
       ['logit_bias', { logit_bias: { '50256': -100 } }],
       ['logprobs', { logprobs: true, top_logprobs: 2 }],
-      ['json_schema', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }],
       ['json_object', { response_format: { type: 'json_object' } }],
       ['audio', { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }],
       ['image', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://example.com/a.png' } }] }] }],
@@ -397,6 +396,13 @@ describe('anthropic adapter: request translation', () => {
       expect(err, what).toMatchObject({ kind: 'unsupported', status: null });
     }
     expect(server.requests.length).toBe(before);
+  });
+
+  it('sends json_schema as structured outputs (output_config.format); which models take it is decided before the adapter', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    await collect(await adapter('text').stream(upstreamCall('m', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } })));
+    expect(lastRequest().json.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    expect(lastRequest().json).not.toHaveProperty('response_format');
   });
 
   it('drops an empty logit_bias instead of refusing it', async () => {
@@ -537,13 +543,42 @@ describe('anthropic adapter: streams', () => {
     expect(finishReasons(out)).toEqual(['tool_calls']);
   });
 
-  it('leaves thinking out of the answer but relays it as empty deltas, and reports no usage it was not given', async () => {
+  it('relays thinking as reasoning_content deltas, never as content, and reports no usage it was not given', async () => {
     const events = await collect(await adapter('thinking').stream(upstreamCall('m')));
+    // Only the text block is the answer.
     expect(text(events)).toBe('27 * 453 = 12,231');
-    const empty = deltas(events).filter((d) => Object.keys(d.delta).length === 0 && d.finishReason === null);
-    expect(empty).toHaveLength(6);
+    // Each of the fixture's six thinking_deltas, as sent and in order; the signature_delta is not text anyone can read.
+    const thinking = deltas(events).filter((d) => d.delta.reasoning_content !== undefined);
+    expect(thinking.map((d) => d.delta)).toEqual([
+      { reasoning_content: 'Let me solve this step by step:\n\n1. First break down 27 * 453' },
+      { reasoning_content: '\n2. 453 = 400 + 50 + 3' },
+      { reasoning_content: '\n3. 27 * 400 = 10,800' },
+      { reasoning_content: '\n4. 27 * 50 = 1,350' },
+      { reasoning_content: '\n5. 27 * 3 = 81' },
+      { reasoning_content: '\n6. 10,800 + 1,350 + 81 = 12,231' },
+    ]);
+    // Nor does the answer leak the other way.
+    expect(reasoning(events)).not.toContain('27 * 453 = 12,231');
     expect(finishReasons(events)).toEqual(['stop']);
+    // The fixture (the documented example) carries no usage at all: the gateway estimates rather than trust zeros.
     expect(usages(events)).toEqual([]);
+  });
+
+  it('relays an empty thinking_delta as an empty delta, so the stall deadline still sees the model working', async () => {
+    const events: Ev[] = [
+      messageStart(),
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } },
+      { type: 'content_block_stop', index: 0 },
+      ...textStream(['Hi']).slice(1),
+    ];
+    const out = await collect(await adapter('sse', serving(events)).stream(upstreamCall('m')));
+    expect(deltas(out).slice(1, 3)).toEqual([
+      { delta: {}, finishReason: null },
+      { delta: { reasoning_content: 'Hmm.' }, finishReason: null },
+    ]);
+    expect(text(out)).toBe('Hi');
   });
 
   it('maps every stop reason', async () => {
@@ -563,11 +598,12 @@ describe('anthropic adapter: streams', () => {
     }
   });
 
-  it('counts cache writes and reads as prompt tokens, taking the cumulative message_delta counts last', async () => {
+  it('counts cache writes and reads as prompt tokens, only reads as cached, taking the cumulative message_delta counts last', async () => {
     const start = messageStart({ input_tokens: 12, cache_creation_input_tokens: 2000, cache_read_input_tokens: 0, output_tokens: 1 });
     const onlyStart = [start, ...textStream(['Hi']).slice(1)];
     const events = await collect(await adapter('sse', serving(onlyStart)).stream(upstreamCall('m')));
-    expect(usages(events)).toEqual([{ promptTokens: 2012, completionTokens: 7 }]);
+    // 12 + 2000 written; nothing was read from the cache, and a write is not OpenAI's `cached_tokens` (a hit).
+    expect(usages(events)).toEqual([{ promptTokens: 2012, completionTokens: 7, cachedTokens: 0 }]);
 
     const cumulative = textStream(['Hi'], 'end_turn', {
       input_tokens: 30,
@@ -576,7 +612,8 @@ describe('anthropic adapter: streams', () => {
       output_tokens: 15,
     });
     const later = await collect(await adapter('sse', serving([start, ...cumulative.slice(1)])).stream(upstreamCall('m')));
-    expect(usages(later)).toEqual([{ promptTokens: 1030, completionTokens: 15 }]);
+    // 30 + 0 written + 1000 read: the 1000 reads are the cached part of the prompt.
+    expect(usages(later)).toEqual([{ promptTokens: 1030, completionTokens: 15, cachedTokens: 1000 }]);
   });
 
   it('skips unknown event and block types', async () => {
@@ -634,11 +671,17 @@ describe('anthropic adapter: complete', () => {
     });
   });
 
-  it('ignores thinking blocks and counts cached prompt tokens', async () => {
+  it('relays a thinking block as reasoning_content apart from the answer, and counts only cache reads as cached', async () => {
     const result = await adapter('message-thinking').complete(upstreamCall('m', { stream: false }));
-    expect(result.message.content).toBe('Yes, there are infinitely many prime numbers such that...');
+    expect(result.message).toEqual({
+      role: 'assistant',
+      content: 'Yes, there are infinitely many prime numbers such that...',
+      reasoning_content: "To approach this, let's think about what we know about prime numbers...",
+    });
     expect(result.finishReason).toBe('length');
-    expect(result.usage).toEqual({ promptTokens: 102050, completionTokens: 4096 });
+    // Prompt: 50 + 2000 written + 100000 read; cached: the 100000 read only. Thinking is inside output_tokens
+    // and the fixture gives no separate count of it, so no reasoningTokens.
+    expect(result.usage).toEqual({ promptTokens: 102050, completionTokens: 4096, cachedTokens: 100000 });
   });
 
   it('maps an error envelope sent with a 200 by its type', async () => {

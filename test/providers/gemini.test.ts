@@ -4,7 +4,7 @@ import { createGeminiAdapter, type GeminiOptions } from '../../src/providers/gem
 import { CONTINUE_INSTRUCTION } from '../../src/providers/continuation.js';
 import type { ProviderAdapter, UpstreamCall } from '../../src/providers/contract.js';
 import type { ChatMessage, ChatRequest } from '../../src/openai/chat-types.js';
-import { collect, deltas, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture as providerFixture,
@@ -72,6 +72,21 @@ beforeAll(async () => {
         ...textChunk('', 'STOP'),
         usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, thoughtsTokenCount: 4, toolUsePromptTokenCount: 6 },
       }),
+    ),
+    // Thought summaries (`thought: true`) streamed before the answer, and a prompt partly read from a cache.
+    thoughts: stream(
+      sse(
+        {
+          candidates: [{ content: { parts: [{ text: '**Weighing it**\n\nA short answer.', thought: true }], role: 'model' }, index: 0 }],
+          usageMetadata: { promptTokenCount: 40, cachedContentTokenCount: 32, thoughtsTokenCount: 12, totalTokenCount: 52 },
+          modelVersion: 'gemini-2.5-flash',
+        },
+        {
+          candidates: [{ content: { parts: [{ text: 'Yes.' }], role: 'model' }, index: 0, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 40, cachedContentTokenCount: 32, candidatesTokenCount: 2, thoughtsTokenCount: 12, totalTokenCount: 54 },
+          modelVersion: 'gemini-2.5-flash',
+        },
+      ),
     ),
     cut: stream(TEXT_HEAD),
     malformed: stream(TEXT_HEAD + 'data: {"candidates":[{"content":{"parts":[{"text":' + EVENT_END),
@@ -388,12 +403,17 @@ describe('gemini adapter: request translation', () => {
 });
 
 describe('gemini adapter: complete', () => {
-  it('parses an answer, leaving thought summaries out and counting thinking as completion tokens', async () => {
+  it('parses an answer, the thought summary as reasoning_content beside it, thinking counted as completion and reasoning tokens', async () => {
     const result = await adapter('completion').complete(call({ stream: false }));
     expect(result).toEqual({
-      message: { role: 'assistant', content: 'Hello! How can I help you today?' },
+      message: {
+        role: 'assistant',
+        content: 'Hello! How can I help you today?',
+        reasoning_content: '**Greeting the user**\n\nThe user said hello; a short, friendly reply fits.',
+      },
       finishReason: 'stop',
-      usage: { promptTokens: 8, completionTokens: 139 },
+      // 9 answer + 130 thinking (thoughtsTokenCount, billed as output, not in candidatesTokenCount; total 147).
+      usage: { promptTokens: 8, completionTokens: 139, reasoningTokens: 130 },
       model: 'gemini-2.5-flash',
     });
   });
@@ -414,7 +434,8 @@ describe('gemini adapter: complete', () => {
         function: { name: 'get_weather', arguments: '{"location":"Tokyo, Japan","unit":"celsius"}' },
       },
     ]);
-    expect(first.usage).toEqual({ promptTokens: 61, completionTokens: 118 });
+    // 30 candidates + 88 thinking (total 179).
+    expect(first.usage).toEqual({ promptTokens: 61, completionTokens: 118, reasoningTokens: 88 });
     const again = await adapter('completion-call').complete(call({ stream: false }));
     expect(again.message.tool_calls?.map((t) => t.id)).toEqual(first.message.tool_calls?.map((t) => t.id));
   });
@@ -422,12 +443,14 @@ describe('gemini adapter: complete', () => {
   it('maps MAX_TOKENS to length and SAFETY to content_filter', async () => {
     const cut = await adapter('completion-max-tokens').complete(call({ stream: false }));
     expect(cut).toMatchObject({ finishReason: 'length', message: { content: 'The history of the printing press begins in' } });
-    expect(cut.usage).toEqual({ promptTokens: 11, completionTokens: 24 });
+    // 8 candidates + 16 thinking (total 35).
+    expect(cut.usage).toEqual({ promptTokens: 11, completionTokens: 24, reasoningTokens: 16 });
     const filtered = await adapter('completion-safety').complete(call({ stream: false }));
     expect(filtered).toEqual({
       message: { role: 'assistant', content: '' },
       finishReason: 'content_filter',
-      usage: { promptTokens: 14, completionTokens: 0 },
+      // No candidatesTokenCount nor thoughtsTokenCount: proto3 JSON leaves zero counts out, so none were spent.
+      usage: { promptTokens: 14, completionTokens: 0, reasoningTokens: 0 },
       model: 'gemini-2.0-flash',
     });
   });
@@ -459,8 +482,9 @@ describe('gemini adapter: streams', () => {
     expect(text(events)).toBe(TEXT_ANSWER);
     expect(deltas(events)[0]).toEqual({ delta: { role: 'assistant', content: 'Hello! How' }, finishReason: null });
     expect(finishReasons(events)).toEqual(['stop']);
-    // Running totals as they change (charged if the client leaves mid-answer), then the final one, last.
-    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34 });
+    // Running totals as they change (charged if the client leaves mid-answer), then the final one, last:
+    // 10 candidates + 24 thinking (total 43).
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34, reasoningTokens: 24 });
     expect(events.at(-1)?.type).toBe('usage');
   });
 
@@ -483,7 +507,8 @@ describe('gemini adapter: streams', () => {
       },
     ]);
     expect(finishReasons(events)).toEqual(['tool_calls']);
-    expect(usages(events).at(-1)).toEqual({ promptTokens: 61, completionTokens: 115 });
+    // 27 candidates + 88 thinking (total 176).
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 61, completionTokens: 115, reasoningTokens: 88 });
   });
 
   it('maps every finish reason', async () => {
@@ -516,7 +541,8 @@ describe('gemini adapter: streams', () => {
   it('ends at the first finish and reports the last usage, with tool-use prompt tokens', async () => {
     const events = await collect(await adapter('usage-after-finish').stream(call()));
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events)).toEqual([{ promptTokens: 11, completionTokens: 7 }]);
+    // Prompt 5 + 6 tool-use prompt; completion 3 + 4 thinking.
+    expect(usages(events)).toEqual([{ promptTokens: 11, completionTokens: 7, reasoningTokens: 4 }]);
   });
 
   it('raises an error object inside the stream as an http error with its code, so failover can act', async () => {
@@ -564,14 +590,31 @@ describe('gemini adapter: streams', () => {
     const events = await collect(await adapter('json-array').stream(call()));
     expect(text(events)).toBe(TEXT_ANSWER);
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34 });
+    expect(usages(events).at(-1)).toEqual({ promptTokens: 9, completionTokens: 34, reasoningTokens: 24 });
+  });
+
+  it('relays thought summaries as reasoning_content deltas, never as content, and the cached part of the prompt', async () => {
+    const events = await collect(await adapter('thoughts').stream(call()));
+    expect(deltas(events)).toEqual([
+      { delta: { role: 'assistant', reasoning_content: '**Weighing it**\n\nA short answer.' }, finishReason: null },
+      { delta: { content: 'Yes.' }, finishReason: 'stop' },
+    ]);
+    expect(text(events)).toBe('Yes.');
+    expect(reasoning(events)).toBe('**Weighing it**\n\nA short answer.');
+    // The running total while it thinks (12 thinking tokens already billed), then the final one: 2 + 12.
+    // cachedContentTokenCount is part of promptTokenCount, so 32 of the 40.
+    expect(usages(events)).toEqual([
+      { promptTokens: 40, completionTokens: 12, cachedTokens: 32, reasoningTokens: 12 },
+      { promptTokens: 40, completionTokens: 14, cachedTokens: 32, reasoningTokens: 12 },
+    ]);
   });
 });
 
 describe('gemini adapter: error statuses', () => {
-  it('maps 400 to a non-retryable http error with the status name and message', async () => {
+  it("maps Gemini's bad-key 400 (API_KEY_INVALID) to a 401: the operator's credentials, so failover goes on", async () => {
     const err = await upstreamFailure(adapter('status-400').stream(call()));
-    expect(err).toMatchObject({ kind: 'http', status: 400, retryable: false });
+    // 401 is not a request refusal (only 400/413/422 stop failover) and counts against the target's health.
+    expect(err).toMatchObject({ kind: 'http', status: 401 });
     expect(err.message).toContain('INVALID_ARGUMENT: API key not valid');
   });
 

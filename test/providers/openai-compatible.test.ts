@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleAdapter, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible/adapter.js';
 import type { ProviderAdapter } from '../../src/providers/contract.js';
-import { collect, deltas, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture,
@@ -92,6 +92,30 @@ beforeAll(async () => {
     'invalid-json': (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "chatcmpl-1", "choices": [');
     },
+    // A reasoning model behind a compatible server: reasoning_content deltas before the answer (as DeepSeek and
+    // vLLM send them), and a usage with OpenAI's details, cached and reasoning tokens each a part of their total.
+    reasoning: async (_req, res) => {
+      sseHead(res);
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1741569952, model: 'deepseek-reasoner', system_fingerprint: 'fp_r1', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      const usage = {
+        prompt_tokens: 2048,
+        completion_tokens: 300,
+        total_tokens: 2348,
+        prompt_tokens_details: { cached_tokens: 1920 },
+        completion_tokens_details: { reasoning_tokens: 280 },
+      };
+      await writeInPieces(
+        res,
+        chunk({ role: 'assistant', content: null, reasoning_content: 'The user wants' }) +
+          chunk({ content: null, reasoning_content: ' a yes or no.' }) +
+          chunk({ content: 'Yes.', reasoning_content: null }) +
+          chunk({}, 'stop') +
+          `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', model: 'deepseek-reasoner', choices: [], usage })}\n\n` +
+          'data: [DONE]\n\n',
+      );
+      res.end();
+    },
     'json-for-stream': (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(fixture('chat-completion.json'));
     },
@@ -124,8 +148,22 @@ describe('openai-compatible adapter: streams', () => {
     expect(text(events)).toBe('Hello! How can I assist you today? 👋');
     expect(deltas(events)[0]?.delta).toEqual({ role: 'assistant', content: '', refusal: null });
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events)).toEqual([{ promptTokens: 19, completionTokens: 10 }]);
+    // The fixture's usage details: no prompt tokens from the cache, no reasoning tokens.
+    expect(usages(events)).toEqual([{ promptTokens: 19, completionTokens: 10, cachedTokens: 0, reasoningTokens: 0 }]);
     expect(events.at(-1)?.type).toBe('usage');
+    // What the fixture repeats on every chunk, relayed with each event.
+    const meta = { systemFingerprint: 'fp_06737a9306', serviceTier: 'default' };
+    expect(events.map((e) => e.meta)).toEqual(events.map(() => meta));
+  });
+
+  it('relays reasoning_content deltas apart from the content, with cached and reasoning tokens', async () => {
+    const events = await collect(await adapter('reasoning').stream(upstreamCall('deepseek-reasoner')));
+    expect(reasoning(events)).toBe('The user wants a yes or no.');
+    // None of the reasoning reaches the content, and the answer chunk's `reasoning_content: null` adds none.
+    expect(text(events)).toBe('Yes.');
+    expect(deltas(events)[2]?.delta).toEqual({ content: 'Yes.' });
+    expect(finishReasons(events)).toEqual(['stop']);
+    expect(usages(events)).toEqual([{ promptTokens: 2048, completionTokens: 300, cachedTokens: 1920, reasoningTokens: 280 }]);
   });
 
   it('sends the translated request: target model, stream options, configured max-tokens field, no empty fields', async () => {
@@ -197,7 +235,10 @@ describe('openai-compatible adapter: streams', () => {
     const events = await collect(await adapter('json-for-stream').stream(upstreamCall('gpt-4.1')));
     expect(text(events)).toBe('Hello! How can I assist you today?');
     expect(finishReasons(events)).toEqual(['stop']);
-    expect(usages(events)).toEqual([{ promptTokens: 19, completionTokens: 10 }]);
+    expect(usages(events)).toEqual([{ promptTokens: 19, completionTokens: 10, cachedTokens: 0, reasoningTokens: 0 }]);
+    // The answer's service_tier rides on its one delta; `logprobs: null` adds nothing.
+    expect(events[0]).toMatchObject({ type: 'delta', meta: { serviceTier: 'default' } });
+    expect(events[0]).not.toHaveProperty('logprobs');
   });
 });
 
@@ -207,8 +248,12 @@ describe('openai-compatible adapter: complete', () => {
     expect(result).toEqual({
       message: { role: 'assistant', content: 'Hello! How can I assist you today?', refusal: null },
       finishReason: 'stop',
-      usage: { promptTokens: 19, completionTokens: 10 },
+      // prompt_tokens_details.cached_tokens and completion_tokens_details.reasoning_tokens, both 0 in the fixture.
+      usage: { promptTokens: 19, completionTokens: 10, cachedTokens: 0, reasoningTokens: 0 },
       model: 'gpt-4.1-2025-04-14',
+      // choices[0].logprobs as sent (null: none were asked for), and the answer's service_tier; it has no system_fingerprint.
+      logprobs: null,
+      meta: { serviceTier: 'default' },
     });
     const { json, headers } = lastRequest();
     expect(json).not.toHaveProperty('stream');

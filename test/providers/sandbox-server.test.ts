@@ -71,9 +71,19 @@ describe('sandbox server: protocol', () => {
     const events = await collect(await client.stream(call));
     expect(text(events)).toBe(sim.message.content);
     expect(finishReasons(events)).toEqual([sim.finishReason]);
-    expect(usages(events)).toEqual([sim.usage]);
+    // The server writes OpenAI's usage details, zero: the sandbox neither caches prompts nor reasons.
+    const usage = { ...sim.usage, cachedTokens: 0, reasoningTokens: 0 };
+    expect(usages(events)).toEqual([usage]);
     const completion = await client.complete(call);
-    expect(completion).toEqual({ message: sim.message, finishReason: sim.finishReason, usage: sim.usage, model: 'sandbox-fast' });
+    expect(completion).toEqual({
+      message: sim.message,
+      finishReason: sim.finishReason,
+      usage,
+      model: 'sandbox-fast',
+      // `logprobs: null`, `service_tier` and `system_fingerprint` as the server writes them (wire-format.ts).
+      logprobs: null,
+      meta: { systemFingerprint: 'fp_sandbox', serviceTier: 'default' },
+    });
   });
 
   it("writes OpenAI's chunk format, with usage only when asked, and [DONE]", async () => {

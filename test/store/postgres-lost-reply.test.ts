@@ -113,7 +113,7 @@ describe('postgres: a reserve or settle that committed but whose reply was lost'
     const reserved = await direct.ledger.reserve({ holdId: 'hold_lost_settle', keyId: owner.keyId, amount: 30, leaseMs: MINUTE });
     expect(reserved).toMatchObject({ ok: true, status: 'pending' });
 
-    const cut = proxy.arm('svc_settle_v2');
+    const cut = proxy.arm('svc_settle_v3');
     const record = usage({ shortfallCredits: 0 });
     await expect(proxied.ledger.settle({ holdId: 'hold_lost_settle', amount: 12, usage: record })).rejects.toMatchObject({
       code: 'unavailable',

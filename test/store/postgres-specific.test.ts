@@ -52,13 +52,13 @@ describe('postgres store specifics', () => {
         SELECT proname, xmin::text AS version, obj_description(oid, 'pg_proc') AS comment FROM pg_proc
         WHERE pronamespace = ${schema}::regnamespace AND proname LIKE 'svc\_%' ORDER BY proname`;
     const first = await installed();
-    expect(first.map((f) => f.proname)).toEqual(['svc_balance_v1', 'svc_key_chain_v1', 'svc_reserve_v2', 'svc_settle_v2']);
-    expect(first.find((f) => f.proname === 'svc_settle_v2')?.comment).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(first.map((f) => f.proname)).toEqual(['svc_balance_v1', 'svc_key_chain_v1', 'svc_reserve_v2', 'svc_settle_v3']);
+    expect(first.find((f) => f.proname === 'svc_settle_v3')?.comment).toMatch(/^sha256:[0-9a-f]{64}$/);
     // A second start writes nothing: the catalog rows are the same row versions.
     await store.migrate();
     expect(await installed()).toEqual(first);
     // Installed definitions that differ from this release's (here: their recorded hash) are replaced.
-    await raw.unsafe(`COMMENT ON FUNCTION svc_settle_v2(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint) IS 'sha256:older'`);
+    await raw.unsafe(`COMMENT ON FUNCTION svc_settle_v3(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint, bigint, bigint) IS 'sha256:older'`);
     await store.migrate();
     const again = await installed();
     expect(again.map((f) => f.comment)).toEqual(first.map((f) => f.comment));

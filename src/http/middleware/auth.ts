@@ -6,6 +6,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../core/deps.js';
+import { withLedgerRetries } from '../../billing/meter.js';
 import { unauthorized } from '../../openai/errors.js';
 import { parseKey } from '../../keys/key-format.js';
 import { VerifiedSecrets } from '../../keys/verified-secrets.js';
@@ -22,7 +23,10 @@ export const auth: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!match) throw unauthorized('invalid_api_key', 'Malformed Authorization header: expected `Bearer <key>`.');
   const parsed = parseKey(match[1] as string);
   if (!parsed) throw unauthorized('invalid_api_key', INVALID);
-  const key = await c.get('deps').store.keys.findKey(parsed.keyId);
+  const deps = c.get('deps');
+  // Bounded like every ledger call: a database that neither answers nor refuses gets a 503 in time, not a
+  // request that hangs until it is back (the reads are retried while it is unreachable, about 3 s).
+  const key = await withLedgerRetries(() => deps.store.keys.findKey(parsed.keyId), deps.limits.ledgerRetryDelaysMs);
   if (!key || key.environment !== parsed.environment || !(await verified.verify(key.id, parsed.secret, key.salt, key.secretHash))) {
     throw unauthorized('invalid_api_key', INVALID);
   }

@@ -53,8 +53,11 @@ export function parseErrorBody(payload: unknown): AnthropicErrorBody | null {
 export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
   const body = parseErrorBody(parseJson(bodyText));
   const described = body ? describe(body) : null;
-  return httpStatusError(status, described ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`), {
-    ...detailOf(status, body),
+  const detail = detailOf(status, body);
+  // An empty account's 400 is billing_error's 402 by another name: failover goes on, as for a 402.
+  const effective = status === 400 && detail.quotaExhausted === true ? 402 : status;
+  return httpStatusError(effective, described ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`), {
+    ...detail,
     retryAfterMs: retryAfterMsOf(headers),
   });
 }
@@ -81,6 +84,9 @@ function detailOf(status: number, body: AnthropicErrorBody | null): Partial<Upst
   if (body?.type === 'billing_error') return { code: 'insufficient_quota', quotaExhausted: true };
   if (status !== 400 || body?.type !== 'invalid_request_error') return {};
   const message = body.message ?? '';
+  // An empty Anthropic account answers 400 invalid_request_error ("Your credit balance is too low to access
+  // the Anthropic API"): the operator's account, not the request. Another target may serve it.
+  if (/credit balance is too low/i.test(message)) return { code: 'insufficient_quota', quotaExhausted: true };
   if (CONTEXT_TOO_LONG.test(message)) return { code: 'context_length_exceeded', param: 'messages' };
   if (UNSUPPORTED_BY_TARGET.test(message) || /cannot both be specified|extra inputs are not permitted/i.test(message)) {
     return { code: 'unsupported_parameter', param: leadingField(message), targetSpecific: true };

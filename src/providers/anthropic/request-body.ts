@@ -12,8 +12,7 @@
  * | message `name`                    | dropped: no per-message author field                                       |
  * | max_tokens                        | always sent (the gateway's output bound; Anthropic requires it)            |
  * | stop                              | -> `stop_sequences`                                                        |
- * | temperature (2026-10-21)          | dropped: the version refuses it even at its default, and the gateway sets  |
- * |                                   | 0.7 on every request, so refusing would refuse everything                  |
+ * | temperature (2026-10-21)          | dropped: the version refuses it even at its default                       |
  * | temperature (2023-06-01)          | sent, clamped to 1: the API takes 0..1, the gateway 0..2; 0..1 means the   |
  * |                                   | same on both. Not sent when top_p is (below)                               |
  * | top_p (2026-10-21)                | dropped, as temperature                                                    |
@@ -24,6 +23,8 @@
  * | tools                             | -> `{name, description, input_schema}`; `strict` dropped                   |
  * | tool_choice                       | auto -> auto, none -> none, required -> any, named -> tool                 |
  * | parallel_tool_calls: false        | -> `disable_parallel_tool_use` on the tool choice                           |
+ * | reasoning_effort                  | -> `thinking: {type: enabled, budget_tokens}` (../reasoning-effort.ts); none|
+ * |                                   | with a continuation prefill or while a tool loop is under way (thinkingOf) |
  * | user                              | -> `metadata.user_id`                                                      |
  * | metadata                          | dropped: Anthropic's `metadata` takes only `user_id`                       |
  * | seed                              | dropped: no equivalent; OpenAI itself promises only best-effort determinism|
@@ -31,14 +32,16 @@
  * | logit_bias (non-empty)            | refused: token ids are another tokenizer's, and a ban cannot be honoured   |
  * | logprobs: true, top_logprobs      | refused: the answer would lack the logprobs the client asked for           |
  * | response_format text              | dropped: it is the default                                                 |
- * | response_format json_object/schema| refused: nothing guarantees JSON across Claude models (output_config.format|
- * |                                   | exists only on some), and prose would break the client's parser            |
+ * | response_format json_schema       | -> `output_config.format` (structured outputs); models without it refuse   |
+ * |                                   | the request before this builder (../target-params.ts), and failover goes on|
+ * | response_format json_object       | refused: structured outputs need a schema, and prose would break the parser|
  * | n > 1                             | refused by the gateway's own validation before any adapter                 |
  * | image `detail`                    | dropped: the API sizes images itself                                       |
  * | input_audio parts                 | refused: Claude takes no audio                                             |
  * | file parts                        | PDF `file_data` data: URL -> `document` block; anything else refused       |
  */
 import type { ChatRequest, FunctionTool, ToolChoice } from '../../openai/chat-types.js';
+import { anthropicThinkingBudget } from '../reasoning-effort.js';
 import { requestRefused } from './errors.js';
 import { toConversation } from './messages.js';
 
@@ -63,10 +66,17 @@ export function buildMessagesBody(
   body.messages = messages;
   const stop = request.stop;
   if (stop !== undefined && stop !== null) body.stop_sequences = typeof stop === 'string' ? [stop] : stop;
+  // Null: the target takes no sampling parameter here (../target-params.ts decides, per model and thinking).
   if (options.apiVersion === '2023-06-01') {
-    if (request.top_p < 1) body.top_p = request.top_p;
-    else body.temperature = Math.min(request.temperature, 1);
+    if (request.top_p !== null && request.top_p < 1) body.top_p = request.top_p;
+    else if (request.temperature !== null) body.temperature = Math.min(request.temperature, 1);
   }
+  // Structured outputs; which models take it is decided before (../model-capabilities.ts `jsonSchema`).
+  if (request.response_format?.type === 'json_schema') {
+    body.output_config = { format: { type: 'json_schema', schema: request.response_format.json_schema.schema ?? { type: 'object' } } };
+  }
+  const thinking = thinkingOf(request, options.prefill);
+  if (thinking !== null) body.thinking = thinking;
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map(toTool);
     const choice = toToolChoice(request.tool_choice, request.parallel_tool_calls);
@@ -77,6 +87,20 @@ export function buildMessagesBody(
   return body;
 }
 
+/**
+ * `reasoning_effort` -> extended thinking with a budget (../reasoning-effort.ts). Not with a prefill (Anthropic
+ * refuses prefilled answers while thinking), nor while a tool loop is under way: the API then wants the
+ * previous turn's thinking blocks back, which an OpenAI client never kept.
+ */
+function thinkingOf(request: ChatRequest & { max_tokens: number }, prefill: string | null): Record<string, unknown> | null {
+  const effort = request.reasoning_effort;
+  if (effort === undefined || prefill !== null) return null;
+  const last = request.messages[request.messages.length - 1];
+  if (last?.role === 'tool') return null;
+  const budget = anthropicThinkingBudget(effort, request.max_tokens);
+  return budget === null ? null : { type: 'enabled', budget_tokens: budget };
+}
+
 function refuseUnsupported(request: ChatRequest): void {
   if (request.logit_bias && Object.keys(request.logit_bias).length > 0) {
     throw requestRefused("'logit_bias' has no equivalent (token ids belong to another tokenizer)");
@@ -84,9 +108,8 @@ function refuseUnsupported(request: ChatRequest): void {
   if (request.logprobs === true || (request.top_logprobs !== undefined && request.top_logprobs !== null)) {
     throw requestRefused("'logprobs' are not available from Anthropic models");
   }
-  const format = request.response_format?.type;
-  if (format === 'json_object' || format === 'json_schema') {
-    throw requestRefused(`'response_format' ${format} has no equivalent that every Claude model honours`);
+  if (request.response_format?.type === 'json_object') {
+    throw requestRefused("'response_format' json_object has no equivalent on Claude models (json_schema has)");
   }
 }
 

@@ -42,9 +42,13 @@ export function tokensOf(usage: Record<string, unknown>): UpstreamTokens | null 
   const read = count(usage.cache_read_input_tokens);
   const cached = (count(usage.cache_creation_input_tokens) ?? 0) + (read ?? 0);
   // Only reads are OpenAI's `cached_tokens` (hits, priced below input); writes cost more than input and are
-  // counted as prompt only. Thinking is in output_tokens, with no count of its own: no reasoningTokens.
+  // counted as prompt only. Thinking is part of output_tokens; `output_tokens_details.thinking_tokens` says
+  // how much (at most output_tokens), where the API reports it.
   const tokens: UpstreamTokens = { promptTokens: input + cached, completionTokens: output };
   if (read !== null) tokens.cachedTokens = read;
+  const details = usage.output_tokens_details;
+  const thinking = typeof details === 'object' && details !== null ? count((details as Record<string, unknown>).thinking_tokens) : null;
+  if (thinking !== null) tokens.reasoningTokens = Math.min(thinking, output);
   return tokens;
 }
 

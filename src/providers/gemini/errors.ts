@@ -47,7 +47,10 @@ export function statusError(status: number, bodyText: string, headers?: Headers)
   const envelope = errorEnvelope(parseJson(bodyText));
   const message = envelope ? describe(envelope) : bodyText.trim().slice(0, 300) || `HTTP ${status}`;
   const detail = envelope ? detailOf(status, envelope) : {};
-  return httpStatusError(status, message, { ...detail, retryAfterMs: detail.retryAfterMs ?? retryAfterMsOf(headers) });
+  // Gemini answers a bad API key with 400 INVALID_ARGUMENT: the operator's fault, not the request's. As a
+  // 401 it fails over to the next target and counts against this one's health, instead of ending the request.
+  const effective = envelope !== null && status === 400 && badApiKey(envelope) ? 401 : status;
+  return httpStatusError(effective, message, { ...detail, retryAfterMs: detail.retryAfterMs ?? retryAfterMsOf(headers) });
 }
 
 /**
@@ -74,6 +77,13 @@ function detailOf(status: number, envelope: Record<string, unknown>): Partial<Up
     return { code: 'unsupported_parameter', targetSpecific: true };
   }
   return {};
+}
+
+/** `API_KEY_INVALID` in a google.rpc.ErrorInfo detail, or its message where a proxy dropped the details. */
+function badApiKey(envelope: Record<string, unknown>): boolean {
+  const details = Array.isArray(envelope.details) ? envelope.details : [];
+  if (details.some((d) => isRecord(d) && d.reason === 'API_KEY_INVALID')) return true;
+  return typeof envelope.message === 'string' && /API key not valid/i.test(envelope.message);
 }
 
 /** google.rpc.RetryInfo's `retryDelay`, a protobuf Duration in JSON ("37s", "0.250s"), in milliseconds. */

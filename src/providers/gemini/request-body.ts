@@ -9,9 +9,10 @@
  * | image_url data: / http(s)   | `inlineData` / `fileData`     | sent; other schemes refused (./media-parts.ts)     |
  * | image_url `detail`          | -                             | dropped: no per-part resolution on this path       |
  * | input_audio, inline file    | `inlineData`                  | sent; OpenAI file ids refused                      |
- * | temperature, top_p          | `temperature`, `topP`         | sent; the same ranges (0..2, 0..1)                 |
+ * | temperature, top_p          | `temperature`, `topP`         | sent when set; the same ranges (0..2, 0..1)        |
  * | max_tokens                  | `maxOutputTokens`             | always sent: the output bound (2)                  |
- * | stop                        | `stopSequences`               | sent (Gemini takes 5, the gateway 4)               |
+ * | reasoning_effort            | `thinkingConfig`              | thinkingBudget (2.5) / thinkingLevel (3) (7)       |
+ * | stop                        | `stopSequences`               | sent (at most 5: ../target-params.ts keeps 5)      |
  * | seed                        | `seed`                        | sent                                               |
  * | presence/frequency_penalty  | `presence/frequencyPenalty`   | sent (3)                                           |
  * | response_format json_object | `responseMimeType`            | sent as application/json                           |
@@ -30,8 +31,12 @@
  * (4) Gemini names no schema, and constrains the output to the schema whenever one is given.
  * (5) A named function is ANY with `allowedFunctionNames: [name]`: Gemini must call that one.
  * (6) Gemini may return several calls; an OpenAI client handles a list of calls either way.
+ * (7) ../reasoning-effort.ts: a budget that is a share of the output bound, or the level nearest the effort.
+ * Which options reach this builder at all (sampling defaults, stop count, thinking) is decided per target
+ * beforehand, in ../target-params.ts.
  */
 import { continuationMessages } from '../continuation.js';
+import { geminiThinkingConfig } from '../reasoning-effort.js';
 import type { UpstreamCall } from '../contract.js';
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat } from '../../openai/chat-types.js';
 import { untranslatable } from './errors.js';
@@ -47,7 +52,7 @@ export function buildGeminiBody(call: UpstreamCall): GeminiRequestBody {
   const messages = partial !== undefined ? continuationMessages(request.messages, partial) : request.messages;
   const { system, contents } = conversation(messages);
   if (contents.length === 0) throw untranslatable('Gemini needs at least one non-empty user or assistant message');
-  const body: GeminiRequestBody = { contents, generationConfig: generationConfig(request) };
+  const body: GeminiRequestBody = { contents, generationConfig: generationConfig(request, call.model) };
   if (system.length > 0) body.systemInstruction = { parts: system.map((text) => ({ text })) };
   // Without declarations a toolConfig is meaningless, and tool_choice none/auto is valid without tools.
   if (request.tools && request.tools.length > 0) {
@@ -133,12 +138,13 @@ function partText(part: ContentPart): string {
   return '';
 }
 
-function generationConfig(request: ChatRequest & { max_tokens: number }): GeminiGenerationConfig {
-  const config: GeminiGenerationConfig = {
-    temperature: request.temperature,
-    topP: request.top_p,
-    maxOutputTokens: request.max_tokens,
-  };
+function generationConfig(request: ChatRequest & { max_tokens: number }, model: string): GeminiGenerationConfig {
+  const config: GeminiGenerationConfig = { maxOutputTokens: request.max_tokens };
+  if (request.temperature !== null) config.temperature = request.temperature;
+  if (request.top_p !== null) config.topP = request.top_p;
+  if (request.reasoning_effort !== undefined) {
+    config.thinkingConfig = geminiThinkingConfig(request.reasoning_effort, model, request.max_tokens);
+  }
   if (request.stop !== undefined && request.stop !== null) {
     config.stopSequences = typeof request.stop === 'string' ? [request.stop] : request.stop;
   }

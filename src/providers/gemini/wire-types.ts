@@ -1,3 +1,4 @@
+import type { GeminiThinkingConfig } from '../reasoning-effort.js';
 /**
  * The parts of the Gemini API v1beta `generateContent` request the adapter writes. Responses are read as
  * `unknown` and checked field by field (./chunk-reading.ts): an upstream's JSON is never trusted to match a type.
@@ -34,9 +35,10 @@ export interface GeminiToolConfig {
 }
 
 export interface GeminiGenerationConfig {
-  temperature: number;
-  topP: number;
+  temperature?: number;
+  topP?: number;
   maxOutputTokens: number;
+  thinkingConfig?: GeminiThinkingConfig;
   stopSequences?: string[];
   seed?: number;
   presencePenalty?: number;

@@ -1,6 +1,8 @@
 /**
  * Gateway ChatRequest -> the body an OpenAI-compatible upstream expects. Only fields with a value are sent:
  * many compatible servers (Ollama, vLLM, llama.cpp) reject or misread explicit nulls for options they lack.
+ * What the target takes was decided before (../target-params.ts): a null temperature (an o-series or GPT-5
+ * reasoning model) is not sent, and `reasoning_effort` arrives only for models that reason.
  */
 import type { ChatRequest } from '../../openai/chat-types.js';
 
@@ -25,7 +27,14 @@ const PASSTHROUGH = [
   'logit_bias',
   'logprobs',
   'top_logprobs',
-  'metadata',
+  'reasoning_effort',
+  'verbosity',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'prompt_cache_options',
+  'safety_identifier',
 ] as const satisfies readonly (keyof ChatRequest)[];
 
 export function buildUpstreamBody(request: ChatRequest, options: UpstreamBodyOptions): Record<string, unknown> {
@@ -34,6 +43,8 @@ export function buildUpstreamBody(request: ChatRequest, options: UpstreamBodyOpt
     const value = request[field];
     if (value !== undefined && value !== null) body[field] = value;
   }
+  // OpenAI answers 400 to `metadata` without `store: true` (it labels stored completions).
+  if (request.metadata !== undefined && request.store === true) body.metadata = request.metadata;
   if (request.max_tokens !== null) body[options.maxTokensField] = request.max_tokens;
   // OpenAI answers 400 to tool_choice or parallel_tool_calls sent without tools.
   if (request.tools && request.tools.length > 0) {

@@ -174,10 +174,11 @@ $fn$;
 
 -- v2: p_shortfall_credits (stored on the usage event); o_voided, and o_charged for a hold already final
 -- (what it was settled for, 0 if voided), so a settle retried after a lost reply recovers the first outcome.
-CREATE OR REPLACE FUNCTION svc_settle_v2(
+-- v3 (schema v6): p_cached_tokens and p_reasoning_tokens, stored on the usage event and its daily rollup.
+CREATE OR REPLACE FUNCTION svc_settle_v3(
   p_hold_id text, p_amount bigint, p_request_id text, p_model text, p_routed_model text, p_routed_provider text,
   p_prompt_tokens bigint, p_completion_tokens bigint, p_outcome text, p_latency_ms bigint, p_shortfall_credits bigint,
-  p_day text, p_now bigint)
+  p_day text, p_now bigint, p_cached_tokens bigint, p_reasoning_tokens bigint)
 RETURNS TABLE (o_status text, o_charged bigint, o_voided boolean, o_account_id text, o_environment text,
                o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
 LANGUAGE plpgsql AS $fn$
@@ -250,16 +251,22 @@ BEGIN
 
   -- Step 4: usage in the same transaction as the credits, so the two can never disagree.
   INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
-    prompt_tokens, completion_tokens, credits, outcome, latency_ms, shortfall_credits, day, created_at)
+    prompt_tokens, completion_tokens, credits, outcome, latency_ms, shortfall_credits, day, created_at,
+    cached_tokens, reasoning_tokens)
   VALUES (v_hold.account_id, v_hold.environment, v_hold.key_id, p_hold_id, p_request_id, p_model, p_routed_model,
-    p_routed_provider, p_prompt_tokens, p_completion_tokens, v_charged, p_outcome, p_latency_ms, p_shortfall_credits, p_day, p_now);
-  INSERT INTO usage_daily AS u (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)
-  VALUES (v_hold.account_id, v_hold.environment, p_day, p_model, 1, p_prompt_tokens, p_completion_tokens, v_charged)
+    p_routed_provider, p_prompt_tokens, p_completion_tokens, v_charged, p_outcome, p_latency_ms, p_shortfall_credits, p_day, p_now,
+    p_cached_tokens, p_reasoning_tokens);
+  INSERT INTO usage_daily AS u (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits,
+    cached_tokens, reasoning_tokens)
+  VALUES (v_hold.account_id, v_hold.environment, p_day, p_model, 1, p_prompt_tokens, p_completion_tokens, v_charged,
+    p_cached_tokens, p_reasoning_tokens)
   ON CONFLICT (account_id, environment, day, model) DO UPDATE SET
     requests = u.requests + 1,
     prompt_tokens = u.prompt_tokens + excluded.prompt_tokens,
     completion_tokens = u.completion_tokens + excluded.completion_tokens,
-    credits = u.credits + excluded.credits;
+    credits = u.credits + excluded.credits,
+    cached_tokens = u.cached_tokens + excluded.cached_tokens,
+    reasoning_tokens = u.reasoning_tokens + excluded.reasoning_tokens;
 
   RETURN QUERY SELECT 'settled'::text, v_charged, false, v_hold.account_id, v_hold.environment, b.*
   FROM svc_balance_v1(v_hold.account_id, v_hold.environment, p_now) b;
@@ -270,7 +277,7 @@ $fn$;
 const definitionsHash = createHash('sha256').update(ledgerFunctionsSql).digest('hex');
 /** Created last by ledgerFunctionsSql: its comment records which definitions are installed. */
 const MARKED_FUNCTION =
-  'svc_settle_v2(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint)';
+  'svc_settle_v3(text, bigint, text, text, text, text, bigint, bigint, text, bigint, bigint, text, bigint, bigint, bigint)';
 
 /** Installs the functions unless these very definitions are installed already; true if it wrote them. */
 export async function installLedgerFunctions(tx: PgQueryable): Promise<boolean> {

@@ -7,6 +7,7 @@ import { schemaV2 } from './schema-v2.js';
 import { schemaV3 } from './schema-v3.js';
 import { schemaV4 } from './schema-v4.js';
 import { schemaV5 } from './schema-v5.js';
+import { schemaV6 } from './schema-v6.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -17,6 +18,7 @@ export const migrations: readonly Migration[] = [
   { version: 3, name: 'usage_shortfall_idempotency', sql: schemaV3 },
   { version: 4, name: 'key_rate_limits', sql: schemaV4 },
   { version: 5, name: 'key_families', sql: schemaV5 },
+  { version: 6, name: 'usage_token_details', sql: schemaV6 },
 ];
 
 /** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */

@@ -11,7 +11,7 @@ import { allocationsOf, lockExpiredHolds, lockHold } from './holds.js';
 /**
  * Settle, void and the reaper all lock the hold row(s) first, so two instances ending the same hold queue
  * there and the second reads the status the first committed. Settle, on every request's path, is one
- * statement (svc_settle_v2, ledger-functions.ts); void and the reaper are transactions sharing finalize().
+ * statement (svc_settle_v3, ledger-functions.ts); void and the reaper are transactions sharing finalize().
  */
 
 interface SettleRow extends BalanceRow {
@@ -26,11 +26,11 @@ export async function settleHold(sql: PgSql, input: SettleInput, now: number): P
   validateSettle(input);
   const { usage } = input;
   const [row] = await sql<SettleRow[]>`
-    SELECT * FROM svc_settle_v2(${input.holdId}::text, ${input.amount}::bigint, ${usage.requestId}::text, ${usage.model}::text,
+    SELECT * FROM svc_settle_v3(${input.holdId}::text, ${input.amount}::bigint, ${usage.requestId}::text, ${usage.model}::text,
       ${usage.routedModel}::text, ${usage.routedProvider}::text, ${usage.promptTokens}::bigint, ${usage.completionTokens}::bigint,
       ${usage.outcome}::text, ${Math.round(usage.latencyMs)}::bigint, ${usage.shortfallCredits}::bigint, ${utcDay(now)}::text,
-      ${now}::bigint)`;
-  if (!row) throw new Error('svc_settle_v2 returned no row');
+      ${now}::bigint, ${usage.cachedTokens ?? 0}::bigint, ${usage.reasoningTokens ?? 0}::bigint)`;
+  if (!row) throw new Error('svc_settle_v3 returned no row');
   if (row.o_status === 'unknown_hold' || row.o_account_id === null || row.o_environment === null) return { status: 'unknown_hold' };
   const balance = toBalance(row.o_account_id, row.o_environment, row);
   if (row.o_status === 'already_final') {

@@ -10,7 +10,7 @@ export class PostgresUsageStore implements UsageStore {
     // Days are zero-padded ISO strings in a "C"-collated column, so text comparison is chronological.
     const rows = await guard(
       () => this.sql<UsageDailyRow[]>`
-      SELECT day, model, requests, prompt_tokens, completion_tokens, credits FROM usage_daily
+      SELECT day, model, requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, credits FROM usage_daily
       WHERE account_id = ${query.accountId} AND environment = ${query.environment}
         AND day >= ${query.startDay} AND day <= ${query.endDay}
         AND (${query.model}::text IS NULL OR model = ${query.model})

@@ -13,8 +13,9 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
   const day = utcDay(now);
   conn.run(
     `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
-       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at, shortfall_credits)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at, shortfall_credits,
+       cached_tokens, reasoning_tokens)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     hold.accountId,
     hold.environment,
     hold.keyId,
@@ -31,15 +32,20 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
     day,
     now,
     usage.shortfallCredits,
+    usage.cachedTokens ?? 0,
+    usage.reasoningTokens ?? 0,
   );
   conn.run(
-    `INSERT INTO usage_daily (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits)
-     VALUES (?, ?, ?, ?, 1, ?, ?, ?)
+    `INSERT INTO usage_daily (account_id, environment, day, model, requests, prompt_tokens, completion_tokens, credits,
+       cached_tokens, reasoning_tokens)
+     VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
      ON CONFLICT (account_id, environment, day, model) DO UPDATE SET
        requests = requests + 1,
        prompt_tokens = prompt_tokens + excluded.prompt_tokens,
        completion_tokens = completion_tokens + excluded.completion_tokens,
-       credits = credits + excluded.credits`,
+       credits = credits + excluded.credits,
+       cached_tokens = cached_tokens + excluded.cached_tokens,
+       reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens`,
     hold.accountId,
     hold.environment,
     day,
@@ -47,6 +53,8 @@ export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageReco
     usage.promptTokens,
     usage.completionTokens,
     credits,
+    usage.cachedTokens ?? 0,
+    usage.reasoningTokens ?? 0,
   );
 }
 
@@ -57,7 +65,7 @@ export class SqliteUsageStore implements UsageStore {
     // Days are zero-padded ISO strings, so text comparison is chronological.
     return this.conn
       .all<UsageDailyRow>(
-        `SELECT day, model, requests, prompt_tokens, completion_tokens, credits FROM usage_daily
+        `SELECT day, model, requests, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, credits FROM usage_daily
          WHERE account_id = ?1 AND environment = ?2 AND day >= ?3 AND day <= ?4 AND (?5 IS NULL OR model = ?5)
          ORDER BY day, model`,
         query.accountId,

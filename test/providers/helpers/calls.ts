@@ -1,6 +1,6 @@
 /** Builders and collectors shared by the provider tests. */
 import { expect } from 'vitest';
-import { UpstreamError, type StreamEvent, type UpstreamCall } from '../../../src/providers/contract.js';
+import { UpstreamError, type StreamEvent, type UpstreamCall, type UpstreamTokens } from '../../../src/providers/contract.js';
 import type { ChatRequest, ChunkDelta, FinishReason } from '../../../src/openai/chat-types.js';
 
 export function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest & { max_tokens: number } {
@@ -52,10 +52,15 @@ export function text(events: StreamEvent[]): string {
   return events.map((e) => (e.type === 'delta' ? (e.delta.content ?? '') : '')).join('');
 }
 
+/** The reasoning text relayed apart from the answer (`reasoning_content` deltas), joined. */
+export function reasoning(events: StreamEvent[]): string {
+  return events.map((e) => (e.type === 'delta' ? (e.delta.reasoning_content ?? '') : '')).join('');
+}
+
 export function finishReasons(events: StreamEvent[]): string[] {
   return events.flatMap((e) => (e.type === 'delta' && e.finishReason !== null ? [e.finishReason] : []));
 }
 
-export function usages(events: StreamEvent[]): { promptTokens: number; completionTokens: number }[] {
+export function usages(events: StreamEvent[]): UpstreamTokens[] {
   return events.flatMap((e) => (e.type === 'usage' ? [e.usage] : []));
 }

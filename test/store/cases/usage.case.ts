@@ -30,13 +30,13 @@ export function usageCases(open: OpenStore): void {
 
       const query = { accountId: owner.accountId, environment: 'live' as const, model: null };
       expect(await store.usage.rollup({ ...query, startDay: '2025-03-01', endDay: '2025-03-04' })).toEqual([
-        { day: '2025-03-01', model: 'svc-fast', requests: 1, promptTokens: 10, completionTokens: 5, credits: 3 },
-        { day: '2025-03-01', model: 'svc-smart', requests: 2, promptTokens: 101, completionTokens: 52, credits: 11 },
-        { day: '2025-03-02', model: 'svc-code', requests: 1, promptTokens: 8, completionTokens: 9, credits: 2 },
-        { day: '2025-03-04', model: 'svc-fast', requests: 1, promptTokens: 1, completionTokens: 1, credits: 1 },
+        { day: '2025-03-01', model: 'svc-fast', requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0, credits: 3 },
+        { day: '2025-03-01', model: 'svc-smart', requests: 2, promptTokens: 101, completionTokens: 52, cachedTokens: 0, reasoningTokens: 0, credits: 11 },
+        { day: '2025-03-02', model: 'svc-code', requests: 1, promptTokens: 8, completionTokens: 9, cachedTokens: 0, reasoningTokens: 0, credits: 2 },
+        { day: '2025-03-04', model: 'svc-fast', requests: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, credits: 1 },
       ]);
       expect(await store.usage.rollup({ ...query, startDay: '2025-03-02', endDay: '2025-03-03' })).toEqual([
-        { day: '2025-03-02', model: 'svc-code', requests: 1, promptTokens: 8, completionTokens: 9, credits: 2 },
+        { day: '2025-03-02', model: 'svc-code', requests: 1, promptTokens: 8, completionTokens: 9, cachedTokens: 0, reasoningTokens: 0, credits: 2 },
       ]);
       expect(
         (await store.usage.rollup({ ...query, model: 'svc-fast', startDay: '2025-02-01', endDay: '2025-03-31' })).map((row) => row.day),
@@ -81,6 +81,27 @@ export function usageCases(open: OpenStore): void {
       });
       const rows = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '2000-01-01', endDay: '2999-12-31', model: null });
       expect(rows).toEqual([expect.objectContaining({ requests: 1, credits: 10 })]);
+      expect(await store.ledger.audit()).toMatchObject({ findings: [] });
+    });
+
+    it('records cached and reasoning tokens, sums them per day and model, and validates them', async () => {
+      const { store, clock } = h();
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 1_000));
+      clock.set(Date.UTC(2025, 4, 1, 10));
+      await spend(store, owner, 5, { model: 'svc-smart', promptTokens: 900, completionTokens: 300, cachedTokens: 800, reasoningTokens: 250 });
+      await spend(store, owner, 5, { model: 'svc-smart', promptTokens: 100, completionTokens: 10, cachedTokens: 64 });
+      // A record without them (an older caller) stores 0.
+      await spend(store, owner, 1, { model: 'svc-fast', promptTokens: 1, completionTokens: 1 });
+      const holdId = await hold(store, owner, 10);
+      for (const bad of [{ cachedTokens: -1 }, { reasoningTokens: 1.5 }, { cachedTokens: Number.NaN }]) {
+        await expect(store.ledger.settle({ holdId, amount: 1, usage: usage(bad) })).rejects.toMatchObject({ code: 'invalid_input' });
+      }
+      const rows = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '2025-05-01', endDay: '2025-05-01', model: null });
+      expect(rows).toEqual([
+        { day: '2025-05-01', model: 'svc-fast', requests: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, credits: 1 },
+        { day: '2025-05-01', model: 'svc-smart', requests: 2, promptTokens: 1000, completionTokens: 310, cachedTokens: 864, reasoningTokens: 250, credits: 10 },
+      ]);
       expect(await store.ledger.audit()).toMatchObject({ findings: [] });
     });
 
