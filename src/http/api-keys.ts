@@ -6,6 +6,7 @@ import { StoreError } from '../store/errors.js';
 import { validationError } from '../openai/validation-errors.js';
 import { canSee, escalation } from '../keys/key-policy.js';
 import { createApiKey, keyView } from '../keys/key-service.js';
+import { isLimited } from '../ratelimit/admit.js';
 import { inheritRateLimits } from '../ratelimit/key-limits.js';
 import { readJson } from './json-body.js';
 
@@ -38,16 +39,18 @@ export const apiKeysRoutes = new Hono<AppEnv>()
     const refused = escalation(actor, wanted);
     if (refused) throw forbidden('key_escalation', refused.message, refused.param);
     const rate = inheritRateLimits(actor, { rpmLimit: b.rpm_limit, tpmLimit: b.tpm_limit });
-    // A capped actor's new key is its child: it shares the actor's daily budget and is revoked with it, so
-    // minting keys cannot multiply a cap. An uncapped actor has no budget to multiply, and its keys stand
-    // alone, so a key can be rotated through the API (docs/api.md, "Key families"). An actor revoked since
-    // its authentication cannot have a child.
-    const created = await createApiKey(c.get('deps').store.keys, {
+    // A limited actor's new key (a daily cap, or a rate limit of its own or the configured default) is its
+    // child: it shares the actor's daily budget and rate windows and is revoked with it, so minting keys
+    // cannot multiply a limit. An unlimited actor has nothing to multiply, and its keys stand alone, so a key
+    // can be rotated through the API (docs/api.md, "Key families"). An actor revoked since its
+    // authentication cannot have a child.
+    const { store, rateLimiting } = c.get('deps');
+    const created = await createApiKey(store.keys, {
       accountId: actor.accountId,
       name: b.name ?? null,
       ...wanted,
       ...rate,
-      parentKeyId: actor.dailyCreditLimit === null ? null : actor.id,
+      parentKeyId: isLimited(actor, rateLimiting.defaults) ? actor.id : null,
     }).catch((error: unknown) => {
       if (error instanceof StoreError && error.code === 'not_found') throw unauthorized('revoked_api_key', 'This API key has been revoked.');
       throw error;

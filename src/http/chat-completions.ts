@@ -78,7 +78,10 @@ export const chatCompletionsRoutes = new Hono<AppEnv>().post('/', async (c) => {
   // With strict_params, a request no target can take whole is refused before anything is held.
   if (deps.limits.strictParams === true) refuseDroppedParams(route.targets.map((t) => t.params), bounded);
   // Before the credit hold: a request over the key's rate limit is refused (429) holding nothing.
-  const rateHeaders = await admitRate(deps.rateLimiting, key, quote);
+  const rateHeaders = await admitRate(deps.rateLimiting, key, quote, {
+    findKey: (id) => deps.store.keys.findKey(id),
+    retryDelaysMs: deps.limits.ledgerRetryDelaysMs,
+  });
   const requestId = c.get('requestId');
 
   let idempotent: IdempotentRequest | null = null;

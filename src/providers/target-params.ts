@@ -12,7 +12,8 @@
  *   target cannot serve the request (`refused`), and failover tries the next one.
  */
 import type { ChatRequest, ReasoningEffort } from '../openai/chat-types.js';
-import { UpstreamError, type ProviderAdapter, type ProviderProtocol, type UpstreamCall } from './contract.js';
+import type { ProviderAdapter, ProviderProtocol, UpstreamCall } from './contract.js';
+import { UnsupportedRequestError } from './upstream-failures.js';
 import type { ModelCapabilities } from './model-capabilities.js';
 import { anthropicThinkingBudget } from './reasoning-effort.js';
 
@@ -35,6 +36,8 @@ export interface TargetParams {
   dropped: string[];
   /** Why this target cannot serve the request at all; null when it can. */
   refused: string | null;
+  /** The parameter that made it refuse. */
+  refusedParam: string | null;
 }
 
 const PLATFORM_OPTIONS = [
@@ -55,12 +58,16 @@ export function paramsFor(target: ParamTarget, request: BoundedRequest): TargetP
   };
 
   let refused: string | null = null;
+  let refusedParam: string | null = null;
   if (!caps.logprobs && (request.logprobs === true || request.top_logprobs != null)) {
     refused = `'logprobs' are not available from ${target.model}`;
+    refusedParam = request.logprobs === true ? 'logprobs' : 'top_logprobs';
   } else if (!caps.logitBias && request.logit_bias != null && Object.keys(request.logit_bias).length > 0) {
     refused = `'logit_bias' has no equivalent on ${target.model}`;
+    refusedParam = 'logit_bias';
   } else if (!caps.jsonSchema && request.response_format?.type === 'json_schema') {
     refused = `'response_format' json_schema is not guaranteed by ${target.model}`;
+    refusedParam = 'response_format';
   }
 
   if (caps.maxOutputTokens !== null && out.max_tokens > caps.maxOutputTokens) out.max_tokens = caps.maxOutputTokens;
@@ -130,7 +137,7 @@ export function paramsFor(target: ParamTarget, request: BoundedRequest): TargetP
     // OpenAI refuses `metadata` without `store: true`: it labels stored completions, and nothing is stored.
     drop('metadata');
   }
-  return { request: out, dropped, refused };
+  return { request: out, dropped, refused, refusedParam };
 }
 
 const EFFORT_ORDER: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
@@ -158,9 +165,12 @@ export const DROPPED_PARAMS_HEADER = 'x-svc-dropped-params';
 export function withTargetParams(inner: ProviderAdapter, target: ParamTarget, strict = false): ProviderAdapter {
   const prepare = (call: UpstreamCall): UpstreamCall => {
     const params = paramsFor(target, call.request);
-    if (params.refused !== null) throw new UpstreamError('unsupported', params.refused);
+    if (params.refused !== null) throw new UnsupportedRequestError(params.refused, params.refusedParam);
     if (strict && params.dropped.length > 0) {
-      throw new UpstreamError('unsupported', `${target.model} does not take ${params.dropped.map((p) => `'${p}'`).join(', ')} (strict_params)`);
+      throw new UnsupportedRequestError(
+        `${target.model} does not take ${params.dropped.map((p) => `'${p}'`).join(', ')} (strict_params)`,
+        params.dropped[0] ?? null,
+      );
     }
     return { ...call, request: params.request };
   };

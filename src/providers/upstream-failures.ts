@@ -75,8 +75,18 @@ export class UpstreamHttpError extends UpstreamError {
   }
 }
 
+/** This target cannot take the request (a parameter it refuses), which says nothing of its health. */
+export class UnsupportedRequestError extends UpstreamError {
+  readonly detail: UpstreamErrorDetail;
+
+  constructor(message: string, param: string | null) {
+    super('unsupported', message, null, true);
+    this.detail = { ...NO_DETAIL, code: 'unsupported_parameter', param, targetSpecific: true };
+  }
+}
+
 export function detailOf(e: UpstreamError): UpstreamErrorDetail {
-  return e instanceof UpstreamHttpError ? e.detail : NO_DETAIL;
+  return e instanceof UpstreamHttpError || e instanceof UnsupportedRequestError ? e.detail : NO_DETAIL;
 }
 
 /**

@@ -16,6 +16,57 @@ export interface RateRequest {
   limits: RateLimits;
   /** What the request counts against tpm: its prompt estimate plus its output bound (the quote). */
   tokens: number;
+  /**
+   * The key's ancestors that have limits (a key created through the API by a limited key is its child,
+   * docs/api.md "Key families"): the request counts in each one's window too, and is admitted only if every
+   * window admits it, in one atomic step, so that minting keys cannot multiply a rate limit.
+   */
+  ancestors?: readonly { keyId: string; limits: RateLimits }[];
+  /** The family's root key id: every window of one family in one Redis Cluster slot. Default: keyId. */
+  familyId?: string;
+}
+
+/** One window's verdict, before the decision is put together (shared by both limiters). */
+export interface WindowVerdict {
+  limits: RateLimits;
+  ok: boolean;
+  tooLarge: boolean;
+  /** Refused: ms until this window would admit the request; 0 otherwise. */
+  retryAfterMs: number;
+  /** After the decision (the request counted if admitted). */
+  count: number;
+  tokens: number;
+  resetMs: number;
+}
+
+/**
+ * The decision over every window of the request: admitted if all admit. The headers speak for the window
+ * that binds: when refused, the one that must wait longest (or the one the request is too large for); when
+ * admitted, the one with the fewest requests (then tokens) left.
+ */
+export function decideOver(verdicts: readonly WindowVerdict[]): RateDecision {
+  const allowed = verdicts.every((v) => v.ok);
+  const tooLarge = verdicts.some((v) => v.tooLarge);
+  const left = (v: WindowVerdict): [number, number] => [
+    v.limits.rpm === null ? Infinity : v.limits.rpm - v.count,
+    v.limits.tpm === null ? Infinity : v.limits.tpm - v.tokens,
+  ];
+  let binding = verdicts[0] as WindowVerdict;
+  for (const v of verdicts) {
+    if (allowed) {
+      const [r, t] = left(v);
+      const [br, bt] = left(binding);
+      if (r < br || (r === br && t < bt)) binding = v;
+    } else if (tooLarge ? v.tooLarge && !binding.tooLarge : !v.ok && (binding.ok || v.retryAfterMs > binding.retryAfterMs)) {
+      binding = v;
+    }
+  }
+  return {
+    allowed,
+    ...windowStates(binding.limits, binding.count, binding.tokens, binding.resetMs),
+    retryAfterMs: allowed || tooLarge ? 0 : Math.max(...verdicts.map((v) => v.retryAfterMs)),
+    tooLarge,
+  };
 }
 
 /** One dimension after the decision, for the x-ratelimit-* headers. */

@@ -10,11 +10,11 @@
  */
 import type { Logger } from '../core/logger.js';
 import { GatewayError } from '../openai/errors.js';
-import { RATE_WINDOW_MS, windowStates, type RateDecision, type RateLimiter, type RateRequest } from './rate-limiter.js';
+import { RATE_WINDOW_MS, decideOver, type RateDecision, type RateLimiter, type RateRequest, type WindowVerdict } from './rate-limiter.js';
 
-/** What the limiter needs of a Redis client: run the script (cached by its SHA) on two keys. */
+/** What the limiter needs of a Redis client: run the script (cached by its SHA) on two keys per window. */
 export interface RateLimitScriptRunner {
-  runRateLimitScript(keys: [string, string], args: (string | number)[]): Promise<unknown>;
+  runRateLimitScript(keys: readonly string[], args: (string | number)[]): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -33,29 +33,33 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly opts: { onError: RedisFailurePolicy; logger: Logger; prefix?: string; windowMs?: number },
   ) {}
 
-  async admit({ keyId, limits, tokens }: RateRequest): Promise<RateDecision> {
+  async admit({ keyId, limits, tokens, ancestors = [], familyId }: RateRequest): Promise<RateDecision> {
     const prefix = this.opts.prefix ?? 'svc:rl';
     const windowMs = this.opts.windowMs ?? RATE_WINDOW_MS;
+    const windows = [{ keyId, limits }, ...ancestors].filter((w) => w.limits.rpm !== null || w.limits.tpm !== null);
+    if (windows.length === 0) return { allowed: true, requests: null, tokens: null, retryAfterMs: 0, tooLarge: false };
+    // One hash tag for the whole family: one Redis Cluster slot, so the script may touch every window.
+    const tag = familyId ?? keyId;
     this.seq += 1;
     let reply: unknown;
     try {
       reply = await this.redis.runRateLimitScript(
-        [`${prefix}:{${keyId}}:log`, `${prefix}:{${keyId}}:tokens`],
-        [limits.rpm ?? 0, limits.tpm ?? 0, tokens, windowMs, `${this.instance}.${this.seq}`],
+        windows.flatMap((w) => [`${prefix}:{${tag}}:${w.keyId}:log`, `${prefix}:{${tag}}:${w.keyId}:tokens`]),
+        [tokens, windowMs, `${this.instance}.${this.seq}`, ...windows.flatMap((w) => [w.limits.rpm ?? 0, w.limits.tpm ?? 0])],
       );
     } catch (e) {
       return this.unavailable(e);
     }
-    if (!Array.isArray(reply) || reply.length !== 6 || !reply.every((v) => typeof v === 'number')) {
+    if (!Array.isArray(reply) || reply.length !== 6 * windows.length || !reply.every((v) => typeof v === 'number')) {
       return this.unavailable(new Error(`unexpected rate limit script reply: ${JSON.stringify(reply)}`));
     }
-    const [allowed, count, sum, retryAfterMs, resetMs, tooLarge] = reply as number[];
-    return {
-      allowed: allowed === 1,
-      ...windowStates(limits, count ?? 0, sum ?? 0, resetMs ?? 0),
-      retryAfterMs: retryAfterMs ?? 0,
-      tooLarge: tooLarge === 1,
-    };
+    const values = reply as number[];
+    return decideOver(
+      windows.map((w, i): WindowVerdict => {
+        const [ok, tooLarge, retryAfterMs, count, sum, resetMs] = values.slice(6 * i, 6 * i + 6) as [number, number, number, number, number, number];
+        return { limits: w.limits, ok: ok === 1, tooLarge: tooLarge === 1, retryAfterMs, count, tokens: sum, resetMs };
+      }),
+    );
   }
 
   close(): Promise<void> {

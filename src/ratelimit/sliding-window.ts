@@ -5,7 +5,15 @@
  * minute, and keys idle for a whole window are dropped (the map is kept in least-recently-used order).
  */
 import type { Clock } from '../core/clock.js';
-import { RATE_WINDOW_MS, windowStates, type RateDecision, type RateLimiter, type RateRequest } from './rate-limiter.js';
+import {
+  RATE_WINDOW_MS,
+  decideOver,
+  type RateDecision,
+  type RateLimiter,
+  type RateLimits,
+  type RateRequest,
+  type WindowVerdict,
+} from './rate-limiter.js';
 
 class KeyWindow {
   private readonly at: number[] = [];
@@ -69,31 +77,50 @@ export class InProcessRateLimiter implements RateLimiter {
     return Promise.resolve(this.decide(request));
   }
 
-  /** The synchronous decision (the whole of admit): no other request can interleave. */
-  decide({ keyId, limits, tokens }: RateRequest): RateDecision {
+  /**
+   * The synchronous decision (the whole of admit): no other request can interleave, so the key's window and
+   * its ancestors' are judged and recorded together.
+   */
+  decide({ keyId, limits, tokens, ancestors = [] }: RateRequest): RateDecision {
     const now = this.clock.now();
     const floor = now - this.windowMs;
+    const limited = [{ keyId, limits }, ...ancestors].filter((w) => w.limits.rpm !== null || w.limits.tpm !== null);
+    if (limited.length === 0) return { allowed: true, requests: null, tokens: null, retryAfterMs: 0, tooLarge: false };
+    // Before the windows are taken: it must not drop one of them (a new window is empty, so it looks idle).
+    this.dropOneIdle(floor);
+    const windows = limited.map((w) => ({ limits: w.limits, window: this.window(w.keyId, floor) }));
+    const judged = windows.map(({ limits: l, window: w }) => ({ w, verdict: this.judge(w, l, tokens, now) }));
+    const admitted = judged.every((j) => j.verdict.ok);
+    if (admitted) for (const j of judged) j.w.add(now, tokens);
+    return decideOver(
+      judged.map(({ w, verdict }) => {
+        const newest = w.newest();
+        return { ...verdict, count: w.count, tokens: w.tokens, resetMs: newest === null ? 0 : Math.max(0, newest + this.windowMs - now) };
+      }),
+    );
+  }
+
+  /** The key's window, expired up to `floor`, moved to the most recently used end of the map. */
+  private window(keyId: string, floor: number): KeyWindow {
     let w = this.windows.get(keyId);
     if (w === undefined) w = new KeyWindow();
     else this.windows.delete(keyId);
-    this.dropOneIdle(floor);
     // Re-inserted last: the first entry of the map is the key used least recently.
     this.windows.set(keyId, w);
     w.expire(floor);
+    return w;
+  }
 
+  private judge(w: KeyWindow, limits: RateLimits, tokens: number, now: number): Pick<WindowVerdict, 'limits' | 'ok' | 'tooLarge' | 'retryAfterMs'> {
     const tooLarge = limits.tpm !== null && tokens > limits.tpm;
     const requestsOk = limits.rpm === null || w.count < limits.rpm;
     const tokensOk = limits.tpm === null || w.tokens + tokens <= limits.tpm;
-    const allowed = !tooLarge && requestsOk && tokensOk;
     let retryAt = now;
-    if (allowed) w.add(now, tokens);
-    else if (!tooLarge) {
+    if (!tooLarge) {
       if (!requestsOk && limits.rpm !== null) retryAt = Math.max(retryAt, w.timeAt(w.count - limits.rpm) + this.windowMs);
       if (!tokensOk && limits.tpm !== null) retryAt = Math.max(retryAt, w.timeFreeing(w.tokens + tokens - limits.tpm) + this.windowMs);
     }
-    const newest = w.newest();
-    const resetMs = newest === null ? 0 : Math.max(0, newest + this.windowMs - now);
-    return { allowed, ...windowStates(limits, w.count, w.tokens, resetMs), retryAfterMs: retryAt - now, tooLarge };
+    return { limits, ok: !tooLarge && requestsOk && tokensOk, tooLarge, retryAfterMs: retryAt - now };
   }
 
   /** Keys in the process: for tests of the memory bound. */

@@ -6,7 +6,7 @@
  * events, the ledger audit clean.
  */
 import { connect } from 'node:net';
-import type { ServerResponse } from 'node:http';
+import { request, type ServerResponse } from 'node:http';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditCost } from '../../src/billing/pricing.js';
@@ -45,6 +45,17 @@ function answer(opts: { gapMs?: number; usage?: object | null; holdBeforeDoneMs?
   };
 }
 
+/**
+ * `long`: 40,000 one-token deltas, each padded upstream (OpenAI pads its chunks with `obfuscation` too) to
+ * about 550 bytes: 22 MB of upstream SSE (below the 32 MiB read cap), 7.7 MB to the client. Loopback buffers
+ * take about 4 MB on each leg (measured: a Node server blocks after 3.8 MB to a paused fetch client), so both
+ * legs fill and the upstream waits while a client holds the stream back.
+ */
+const LONG_DELTAS = 40_000;
+const LONG_FRAME = sseChunk({ content: 'x' }).replace('{"id"', `{"obfuscation":"${'p'.repeat(400)}","id"`);
+/** For each answer of `long`, in order: the longest the upstream waited for the gateway to take more (ms). */
+const longStalls: number[] = [];
+
 let upstream: FixtureServer;
 const gateways: TestGateway[] = [];
 
@@ -78,6 +89,34 @@ beforeAll(async () => {
       }
       if (!res.destroyed) res.end('data: [DONE]\n\n');
     },
+    // The flood, finished properly, timing its own waits: an upstream held up on its writes for longer than
+    // the between-chunks deadline proves the gateway stopped reading it meanwhile (the TCP window filled),
+    // so a case built on it cannot pass by the buffers swallowing the whole answer.
+    long: async (_req, res) => {
+      // A fresh connection for each answer: loopback receive buffers grow with what a connection carried
+      // (up to tcp_rmem's maximum, 32 MB here), and a reused one could take a whole answer without a wait.
+      res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'close' });
+      res.flushHeaders();
+      let longest = 0;
+      for (let i = 0; i < LONG_DELTAS && !res.destroyed; i++) {
+        if (res.write(LONG_FRAME)) continue;
+        const waitedFrom = performance.now();
+        await new Promise<void>((resolve) => {
+          const go = (): void => {
+            res.off('drain', go);
+            res.off('close', go);
+            resolve();
+          };
+          res.once('drain', go);
+          res.once('close', go);
+        });
+        longest = Math.max(longest, performance.now() - waitedFrom);
+      }
+      longStalls.push(longest);
+      if (res.destroyed) return;
+      res.write(sseChunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    },
   });
 });
 
@@ -94,8 +133,8 @@ interface Setup {
 /** A gateway whose svc-fast tries the given scenarios in order. */
 const ADMIN_TOKEN = 'admin-token-for-the-charge-endings-test';
 
-async function gatewayFor(scenarios: string[], server: Record<string, number> = {}): Promise<Setup> {
-  const deadlines = { connect_ms: 2000, first_token_ms: 3000, between_chunks_ms: 3000, total_ms: 10_000 };
+async function gatewayFor(scenarios: string[], server: Record<string, number> = {}, timeouts: Record<string, number> = {}): Promise<Setup> {
+  const deadlines = { connect_ms: 2000, first_token_ms: 3000, between_chunks_ms: 3000, total_ms: 10_000, ...timeouts };
   const providers = Object.fromEntries(
     scenarios.map((s, i) => [`p${i}`, { type: 'openai-compatible', base_url: upstream.baseUrl(s), paid: false, timeouts: deadlines }]),
   );
@@ -123,12 +162,13 @@ interface UsageEvent {
   credits: number;
   outcome: string;
   shortfall_credits: number;
+  latency_ms: number;
 }
 
 function usageEvents(gw: TestGateway): UsageEvent[] {
   const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
   try {
-    return db.prepare('SELECT prompt_tokens, completion_tokens, credits, outcome, shortfall_credits FROM usage_events ORDER BY id').all() as UsageEvent[];
+    return db.prepare('SELECT prompt_tokens, completion_tokens, credits, outcome, shortfall_credits, latency_ms FROM usage_events ORDER BY id').all() as UsageEvent[];
   } finally {
     db.close();
   }
@@ -150,6 +190,31 @@ async function expectBooksBalance({ gw, seeded }: Setup): Promise<UsageEvent[]> 
   return events;
 }
 
+/** Each hold's status and the journal's void entries: a hold the reaper took leaves `voided` and a `void` entry. */
+function holdsOf(gw: TestGateway): { statuses: string[]; voidEntries: number } {
+  const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
+  try {
+    const statuses = (db.prepare('SELECT status FROM holds ORDER BY created_at').all() as { status: string }[]).map((h) => h.status);
+    const { n } = db.prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'void'").get() as { n: number };
+    return { statuses, voidEntries: n };
+  } finally {
+    db.close();
+  }
+}
+
+interface TargetHealth {
+  target: string;
+  state: string;
+  successes: number;
+  failures: number;
+}
+
+/** The breakers as GET /admin/v1/health shows them. */
+async function healthOf(gw: TestGateway): Promise<TargetHealth[]> {
+  const res = await fetch(gw.url.replace(/\/v1$/, '/admin/v1/health'), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  return ((await res.json()) as { data: TargetHealth[] }).data;
+}
+
 /** Reads SSE until `stop` says so, then aborts the request. */
 async function readThenHangUp(res: Response, abort: AbortController, stop: (text: string) => boolean): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
@@ -165,6 +230,37 @@ async function readThenHangUp(res: Response, abort: AbortController, stop: (text
 }
 
 const contentCount = (text: string): number => (text.match(/"content":"[^"]+"/g) ?? []).length;
+
+/**
+ * A streaming chat request on a connection of its own, read to its end, except for `pauseMs` after the
+ * first content, when nothing is read: the gateway's writes back up, then its reads of the upstream stop.
+ * Not fetch: its pool would reuse a connection whose receive buffer grew with an earlier answer (up to
+ * tcp_rmem's maximum, 32 MB here), big enough to take a whole answer without holding the gateway back.
+ */
+function streamWithPause(gw: TestGateway, secret: string, payload: unknown, pauseMs: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${gw.url}/chat/completions`,
+      { method: 'POST', agent: false, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } },
+      (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        let paused = false;
+        res.on('data', (d: string) => {
+          text += d;
+          if (paused || contentCount(text) === 0) return;
+          paused = true;
+          res.pause();
+          setTimeout(() => res.resume(), pauseMs);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(payload));
+  });
+}
 
 /** Waits until the upstream has seen `n` requests in all. */
 async function upstreamRequests(n: number): Promise<void> {
@@ -354,8 +450,92 @@ describe('streaming only', () => {
     socket.resume();
     expect(await closed).toBe(true);
     // The client's slowness is not the upstream's failure: no target counts a failure.
-    const res = await fetch(s.gw.url.replace(/\/v1$/, '/admin/v1/health'), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    const health = ((await res.json()) as { data: { target: string; failures: number; state: string }[] }).data;
+    const health = await healthOf(s.gw);
     expect(health.map((h) => [h.failures, h.state])).toEqual(health.map(() => [0, 'closed']));
+  });
+
+  it('a client that holds the stream back never trips the between-chunks deadline nor a breaker', async () => {
+    // Before (issue 14, item 6) the between-chunks deadline also ran while the client held the stream back:
+    // each pause failed the attempt, counted against the target's breaker (shared by every tenant), and
+    // three such clients opened it. The upstream here is healthy and fast; only the clients are slow.
+    const BETWEEN_CHUNKS_MS = 500;
+    const PAUSE_MS = 2000;
+    const s = await gatewayFor(['long', 'ok'], { write_timeout_ms: 5000 }, { between_chunks_ms: BETWEEN_CHUNKS_MS });
+    const firstAnswer = longStalls.length;
+    const figures: string[] = [];
+    for (let client = 0; client < 3; client++) {
+      const started = performance.now();
+      const { status, text } = await streamWithPause(s.gw, s.seeded.secret, body(true, 60_000), PAUSE_MS);
+      expect(status).toBe(200);
+      const data = sseData(text);
+      expect(data.at(-1)).toBe('[DONE]');
+      const last = JSON.parse(data.at(-2) as string) as { choices: { finish_reason: string | null }[]; svc: { attempts?: unknown[] } };
+      expect(last.choices[0]?.finish_reason).toBe('stop');
+      // No failover: `attempts` is only there when more than one target was tried.
+      expect(last.svc.attempts?.length ?? 1).toBe(1);
+      expect(text).not.toContain('"error"');
+      expect(contentCount(text)).toBe(LONG_DELTAS);
+      figures.push(`${(text.length / 1e6).toFixed(1)} MB in ${Math.round(performance.now() - started)} ms, upstream held up ${Math.round(longStalls[firstAnswer + client] ?? 0)} ms`);
+    }
+    console.log(`[slow readers] between_chunks_ms ${BETWEEN_CHUNKS_MS}, each client paused ${PAUSE_MS} ms: ${figures.join('; ')}`);
+    // The pauses did reach the upstream: each answer waited on the gateway longer than the deadline.
+    const stalls = longStalls.slice(firstAnswer);
+    expect(stalls).toHaveLength(3);
+    for (const ms of stalls) expect(ms).toBeGreaterThan(BETWEEN_CHUNKS_MS);
+    const health = await healthOf(s.gw);
+    expect(health.find((h) => h.target === 'p0/m')).toMatchObject({ state: 'closed', failures: 0, successes: 3 });
+    expect(health.find((h) => h.target === 'p1/m')).toMatchObject({ state: 'closed', failures: 0, successes: 0 });
+    const events = await expectBooksBalance(s);
+    expect(events.map((e) => e.outcome)).toEqual(['completed', 'completed', 'completed']);
+  });
+
+  it('a live completion renews its hold\'s lease', async () => {
+    // Before (issue 14, item 6) a hold's lease was never renewed: a completion that outlived it (here a
+    // client that reads nothing until the write deadline, three times the lease) had its hold voided by the
+    // reaper, and the settle that followed charged 0.
+    //
+    // The request deadline must stay below the lease (src/config/schema.ts); at its longest, 999 ms, it
+    // passes after the client's backed-up connection stopped the gateway's reads (about 350 ms in), so it
+    // ends the upstream call blaming no one, and the completion, and its hold, live on until the write
+    // deadline. Left at its default (2/3 of the lease, 666 ms) a loaded machine could still be relaying
+    // then, and the stream would end as an upstream timeout instead.
+    const LEASE_MS = 1000;
+    const s = await gatewayFor(['long'], {
+      hold_lease_ms: LEASE_MS,
+      request_timeout_ms: LEASE_MS - 1,
+      reaper_interval_ms: 100,
+      keepalive_ms: 100,
+      write_timeout_ms: 3000,
+    });
+    const url = new URL(s.gw.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => undefined);
+    const payload = JSON.stringify(body(true, 60_000));
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${s.seeded.secret}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
+    socket.pause();
+    try {
+      // Twice the lease in, with the reaper passing every 100 ms: only a renewed hold is still there.
+      await sleep(2 * LEASE_MS);
+      expect(usageEvents(s.gw)).toEqual([]);
+      expect(await s.gw.store.ledger.countPendingHolds()).toBe(1);
+      const until = Date.now() + 10_000;
+      while (usageEvents(s.gw).length === 0 && Date.now() < until) await sleep(50);
+      const [event, ...rest] = await expectBooksBalance(s);
+      console.log(
+        `[lease] hold_lease_ms ${LEASE_MS}, write_timeout_ms 3000: settled after ${event?.latency_ms} ms as ${event?.outcome}, ` +
+          `${event?.credits} credits for ${event?.prompt_tokens} + ${event?.completion_tokens} tokens`,
+      );
+      expect(rest).toEqual([]);
+      expect(event?.outcome).toBe('write_timeout');
+      expect(event?.credits).toBeGreaterThan(0);
+      expect(event?.latency_ms).toBeGreaterThan(2 * LEASE_MS);
+      // The hold ended once, by the settle: the reaper voided nothing.
+      expect(holdsOf(s.gw)).toEqual({ statuses: ['settled'], voidEntries: 0 });
+    } finally {
+      socket.destroy();
+    }
   });
 });

@@ -129,6 +129,88 @@ describe('slow clients are cut at the configured bounds', () => {
   });
 });
 
+describe('server.http.max_connections', () => {
+  const MAX = 5;
+  let capped: TestGateway;
+  let cappedKey: Seeded;
+  beforeAll(async () => {
+    const base = instantSandboxConfig();
+    capped = await startTestGateway({ config: { ...base, server: { ...base.server, http: { ...base.server.http, max_connections: MAX } } } });
+    cappedKey = await capped.seed({ purchased: 1_000 });
+  });
+  afterAll(() => capped.close());
+
+  interface Held {
+    socket: Socket;
+    /** When the server closed it, in ms after it connected; null while it is open. */
+    closedAfterMs: number | null;
+  }
+
+  /** Opens a TCP connection that sends nothing, and resolves once it is connected. */
+  function idleConnection(port: number, host: string): Promise<Held> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, host);
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        socket.on('error', () => undefined);
+        const connectedAt = performance.now();
+        const held: Held = { socket, closedAfterMs: null };
+        socket.on('close', () => (held.closedAfterMs = performance.now() - connectedAt));
+        // The server's close shows as an end of stream; reading keeps it from waiting in the buffer.
+        socket.resume();
+        resolve(held);
+      });
+    });
+  }
+
+  it('at most max_connections stay open; the rest are closed at once, and the accepted ones still serve', async () => {
+    // Before (issue 15, item 2) the Node server had no connection cap: anonymous idle connections, each a
+    // socket and its buffers, were held as long as the client liked (up to the headers timeout).
+    const url = new URL(capped.url);
+    const held: Held[] = [];
+    // One after the other, so the first MAX are the ones accepted: the kernel completes every handshake, and
+    // Node closes a connection past the cap as soon as it takes it.
+    for (let i = 0; i < 2 * MAX; i++) held.push(await idleConnection(Number(url.port), url.hostname));
+    await new Promise((r) => setTimeout(r, 300));
+    const open = held.filter((h) => h.closedAfterMs === null);
+    const closed = held.filter((h) => h.closedAfterMs !== null);
+    console.log(
+      `[max_connections] ${MAX}: of ${held.length} idle connections, ${open.length} open after 300 ms, ` +
+        `${closed.length} closed by the server after ${closed.map((h) => Math.round(h.closedAfterMs ?? 0)).join(',')} ms`,
+    );
+    try {
+      expect(open.length).toBeLessThanOrEqual(MAX);
+      expect(open.length).toBeGreaterThan(0);
+      expect(closed.length).toBeGreaterThanOrEqual(MAX);
+      for (const h of closed) expect(h.closedAfterMs).toBeLessThan(250);
+
+      // An accepted connection is a working one: a request on it is answered.
+      const first = open[0] as Held;
+      const answer = new Promise<string>((resolve) => {
+        let text = '';
+        first.socket.on('data', (d: Buffer) => {
+          text += d.toString('latin1');
+          if (/\r\n\r\n[\s\S]*"object":"list"/.test(text)) resolve(text);
+        });
+        first.socket.once('close', () => resolve(text));
+      });
+      first.socket.write(`GET /v1/models HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${cappedKey.secret}\r\n\r\n`);
+      const text = await answer;
+      expect(text).toMatch(/^HTTP\/1\.1 200/);
+      expect(text).toContain('"svc-fast"');
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+
+    // The cap counts open connections, not a lifetime: once they are gone, new clients are served.
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await fetch(`${capped.url}/models`, { headers: { authorization: `Bearer ${cappedKey.secret}` } });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  });
+});
+
 describe('a client that reads nothing of a non-streaming answer', () => {
   let gwk: TestGateway;
   let key: Seeded;
@@ -141,9 +223,9 @@ describe('a client that reads nothing of a non-streaming answer', () => {
   });
   afterAll(() => gwk.close());
 
-  // A non-streaming answer is at most the output bound (about 0.5 MB); the kernel takes it whole at once
-  // (measured: 3 MB to a paused loopback client), so the response finishes and the keep-alive bound, not a
-  // write deadline of its own, frees the connection. Streams have their own (server.write_timeout_ms).
+  // On loopback the kernel takes a whole non-streaming answer at once (measured: 3 MB to a paused client), so
+  // the response finishes and the keep-alive bound frees the connection. Where it cannot (a small receive
+  // window), server.write_timeout_ms cuts it: test/e2e/write-deadline.test.ts.
   it('holds no connection past keep_alive_timeout_ms', async () => {
     const url = new URL(gwk.url);
     const socket = connect(Number(url.port), url.hostname);

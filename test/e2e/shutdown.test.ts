@@ -290,7 +290,9 @@ describe('graceful shutdown of a gateway process (SIGTERM)', () => {
       expect(onNewConnection).toBe('ECONNREFUSED');
       expect(keptDone.status).toBe(200);
       expect(shapeOf(keptDone.raw).kind).toBe('finished');
-      if (onKeptConnection.status === -1) expect(onKeptConnection.code).toMatch(/^(UND_ERR_SOCKET|ECONNRESET|UND_ERR_CLOSED)$/);
+      // ECONNREFUSED too: when the server closed the kept-alive connection as idle before this request went
+      // out, undici opens a new one for it, and the closed listener refuses it, as it did `fresh` above.
+      if (onKeptConnection.status === -1) expect(onKeptConnection.code).toMatch(/^(UND_ERR_SOCKET|ECONNRESET|UND_ERR_CLOSED|ECONNREFUSED)$/);
       else expect(onKeptConnection).toMatchObject({ status: 503, code: 'gateway_shutting_down', headers: { 'retry-after': '1', connection: 'close' } });
 
       // The non-streaming request outlived the grace period.

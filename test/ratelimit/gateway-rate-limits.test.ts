@@ -57,6 +57,40 @@ describe('rate limits in one gateway (in process)', () => {
     expect(third.headers.get('x-ratelimit-remaining-requests')).toBe('0');
   });
 
+  it('a leaked rate-limited key that mints keys gets no more requests through: the minted keys share its window, and die with it', async () => {
+    const leaked = await limitedKey(gw, { rpmLimit: 5 });
+    const minted: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${gw.url}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${leaked.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `minted ${i}` }),
+      });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { secret: string; parent_key_id: string | null; rpm_limit: number | null };
+      expect(created).toMatchObject({ parent_key_id: leaked.keyId, rpm_limit: 5 });
+      minted.push(created.secret);
+    }
+    const secrets = [leaked.secret, ...minted];
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const res = await chat(gw, secrets[i % secrets.length] as string, BODY);
+        await res.text();
+        return res.status;
+      }),
+    );
+    // Before key families took in rate limits, each minted key had a window of its own: 25 of 50.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45);
+    const revoke = await fetch(`${gw.url}/api-keys/${leaked.keyId}`, { method: 'DELETE', headers: { authorization: `Bearer ${leaked.secret}` } });
+    expect(revoke.status).toBe(200);
+    for (const secret of minted) {
+      const res = await chat(gw, secret, BODY);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: { code: 'revoked_api_key' } });
+    }
+  });
+
   it('admits exactly rpm of 200 concurrent requests; the refused ones hold and spend nothing', async () => {
     const k = await limitedKey(gw, { rpmLimit: 50 });
     const before = await gw.store.ledger.balance(k.accountId, 'live');

@@ -63,5 +63,56 @@ export function limiterCases(name: string, make: () => RateLimiter): void {
       expect((await limiter.admit({ keyId: b, limits: { rpm: 1, tpm: null }, tokens: 1 })).allowed).toBe(true);
       await limiter.close();
     });
+
+    // Key families (docs/api.md): a key's requests count in its limited ancestors' windows too.
+    it('a family of keys minted by a limited key admits no more than the parent allows, however many members', async () => {
+      const limiter = make();
+      const parent = freshKey();
+      const children = [freshKey(), freshKey(), freshKey(), freshKey()];
+      const up = [{ keyId: parent, limits: { rpm: 5, tpm: null } }];
+      const decisions = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          i % 5 === 4
+            ? limiter.admit({ keyId: parent, limits: { rpm: 5, tpm: null }, tokens: 1 })
+            : limiter.admit({ keyId: children[i % 5] as string, limits: { rpm: 5, tpm: null }, tokens: 1, ancestors: up, familyId: parent }),
+        ),
+      );
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+      // The parent's full window is what refuses, and says so: its limit, nothing remaining, a wait.
+      for (const d of decisions.filter((x) => !x.allowed)) {
+        expect(d.requests).toMatchObject({ limit: 5, remaining: 0 });
+        expect(d.retryAfterMs).toBeGreaterThan(50_000);
+      }
+      await limiter.close();
+    });
+
+    it("a request one window refuses is recorded in none: a child's own limit spends nothing of its parent's", async () => {
+      const limiter = make();
+      const parent = freshKey();
+      const child = freshKey();
+      const up = [{ keyId: parent, limits: { rpm: 5, tpm: 1000 } }];
+      const asChild = () => limiter.admit({ keyId: child, limits: { rpm: 3, tpm: null }, tokens: 10, ancestors: up, familyId: parent });
+      for (let i = 0; i < 3; i++) expect((await asChild()).allowed).toBe(true);
+      // The child's own window is full: refused, and the parent's window does not count it.
+      const refused = await asChild();
+      expect(refused).toMatchObject({ allowed: false, requests: { limit: 3, remaining: 0 } });
+      const asParent = () => limiter.admit({ keyId: parent, limits: { rpm: 5, tpm: 1000 }, tokens: 10 });
+      expect(await asParent()).toMatchObject({ allowed: true, requests: { remaining: 1 }, tokens: { remaining: 1000 - 40 } });
+      expect(await asParent()).toMatchObject({ allowed: true, requests: { remaining: 0 } });
+      expect((await asParent()).allowed).toBe(false);
+      await limiter.close();
+    });
+
+    it('an unlimited key with a limited ancestor is limited by it (headers speak for the window that binds)', async () => {
+      const limiter = make();
+      const parent = freshKey();
+      const child = freshKey();
+      const up = [{ keyId: parent, limits: { rpm: null, tpm: 100 } }];
+      const first = await limiter.admit({ keyId: child, limits: { rpm: null, tpm: null }, tokens: 60, ancestors: up, familyId: parent });
+      expect(first).toMatchObject({ allowed: true, requests: null, tokens: { limit: 100, remaining: 40 } });
+      const second = await limiter.admit({ keyId: child, limits: { rpm: null, tpm: null }, tokens: 60, ancestors: up, familyId: parent });
+      expect(second).toMatchObject({ allowed: false, tooLarge: false, tokens: { limit: 100, remaining: 40 } });
+      await limiter.close();
+    });
   });
 }

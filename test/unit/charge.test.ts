@@ -2,6 +2,13 @@
  * The charge table: every way a completion can end x (stream, non-stream) -> the exact credits, or void.
  * The delivery facts are built through the same Delivery record failover writes (src/completions/delivery.ts),
  * so each row is a script of what the upstreams did. Every new ending or path gets its row here.
+ *
+ * The "stream / non-stream" column is a label only: decideCharge takes no mode, and although ChargeInput
+ * carries the ending, the rule reads only the delivery facts ("whatever the ending", src/billing/charge.ts).
+ * A pair made by `both` is the same call twice; a row of one mode only differs from the others by its steps
+ * (a splice after bytes happens only in a stream, a restart after bytes only without one). That each output
+ * path records those facts for each ending, and so pays what the table says, is proved per mode end to end,
+ * against a real upstream, in test/e2e/charge-endings.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { decideCharge, type Charge, type Ending } from '../../src/billing/charge.js';

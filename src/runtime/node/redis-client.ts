@@ -10,7 +10,8 @@ import type { RateLimitScriptRunner } from '../../ratelimit/redis-limiter.js';
 import { SLIDING_WINDOW_SCRIPT } from '../../ratelimit/sliding-window-script.js';
 
 type ScriptedRedis = Redis & {
-  svcRateLimit(k1: string, k2: string, ...args: (string | number)[]): Promise<unknown>;
+  /** The number of keys first (the script takes two per window of a key family), then the keys and args. */
+  svcRateLimit(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
 };
 
 export async function connectRateLimitRedis(url: string, opts: { timeoutMs: number; logger: Logger }): Promise<RateLimitScriptRunner> {
@@ -23,7 +24,7 @@ export async function connectRateLimitRedis(url: string, opts: { timeoutMs: numb
     lazyConnect: true,
   }) as ScriptedRedis;
   // EVALSHA, falling back to EVAL once when Redis lost the script (a restart, SCRIPT FLUSH).
-  redis.defineCommand('svcRateLimit', { numberOfKeys: 2, lua: SLIDING_WINDOW_SCRIPT });
+  redis.defineCommand('svcRateLimit', { lua: SLIDING_WINDOW_SCRIPT });
   let down = false;
   redis.on('error', (e: Error) => {
     if (down) return;
@@ -37,7 +38,7 @@ export async function connectRateLimitRedis(url: string, opts: { timeoutMs: numb
   // A gateway starts even when Redis is down: the failure policy covers the requests until it is back.
   await redis.connect().catch((e: unknown) => opts.logger.warn('redis unreachable at start (rate limits)', { error: String(e) }));
   return {
-    runRateLimitScript: (keys, args) => redis.svcRateLimit(keys[0], keys[1], ...args),
+    runRateLimitScript: (keys, args) => redis.svcRateLimit(keys.length, ...keys, ...args),
     async close() {
       redis.disconnect();
     },

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
 import { CompletionRegistry } from '../../completions/registry.js';
-import { createApp } from '../../core/app.js';
+import { createApp, type Doors } from '../../core/app.js';
+import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
@@ -141,8 +142,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     });
   // With an admin listener of its own (on a private interface), the public one serves no /admin/v1 at all.
   const separateAdmin = opts.adminListener !== undefined && opts.adminToken ? opts.adminListener : null;
-  const server = await listen(separateAdmin ? createApp(deps, 'public').fetch : createApp(deps).fetch, host, opts.port);
-  const adminServer = separateAdmin ? await listen(createApp(deps, 'admin').fetch, separateAdmin.host, separateAdmin.port) : null;
+  const bounded = (doors: Doors): FetchCallback => withWriteDeadline(createApp(deps, doors).fetch, serverCfg.write_timeout_ms);
+  const server = await listen(bounded(separateAdmin ? 'public' : 'all'), host, opts.port);
+  const adminServer = separateAdmin ? await listen(bounded('admin'), separateAdmin.host, separateAdmin.port) : null;
   const port = (server.address() as AddressInfo).port;
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.

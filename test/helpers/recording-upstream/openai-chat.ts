@@ -5,7 +5,13 @@
  * - `o3`, a reasoning model: like OpenAI's o-series it refuses sampling and penalty options (temperature
  *   and top_p other than 1, penalties, logprobs, logit_bias, stop) and `max_tokens` (it takes
  *   `max_completion_tokens`), accepts `reasoning_effort`, and always reports reasoning tokens;
- * - `gpt-4o-mini`, a chat model: takes the sampling options and refuses `reasoning_effort`.
+ * - `gpt-4o-mini`, a chat model: takes the sampling options and refuses `reasoning_effort`; with
+ *   `logprobs: true` its text answers carry `choices[0].logprobs.content`, one entry per streamed piece of text
+ *   (token, logprob, UTF-8 bytes and `top_logprobs` alternatives, as many as `top_logprobs` asks), on the
+ *   completion or on each content chunk.
+ *
+ * Both answer with `system_fingerprint` and `service_tier` (the tier asked for, `default` for `auto` or
+ * none), on the completion and on every chunk. The reply records the logprobs, fingerprint and tier it sent.
  *
  * Unknown request arguments, unknown message fields and tool messages that answer no call are refused with
  * OpenAI's own error bodies.
@@ -20,6 +26,8 @@ import {
   type ExpectedUsage,
   type Recorded,
   type Recording,
+  type WireLogprobs,
+  type WireTokenLogprob,
 } from './recording.js';
 
 const KNOWN_ARGUMENTS = new Set([
@@ -27,8 +35,11 @@ const KNOWN_ARGUMENTS = new Set([
   'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs',
   'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'reasoning_effort',
   'metadata', 'store', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'modalities', 'audio',
-  'prediction', 'verbosity', 'web_search_options',
+  'prediction', 'verbosity', 'web_search_options', 'prompt_cache_retention', 'prompt_cache_options',
 ]);
+
+/** `service_tier` values OpenAI answers with; a request for `auto` (or none) is served on `default`. */
+const SERVICE_TIERS = new Set(['default', 'flex', 'scale', 'priority']);
 
 /** Message fields OpenAI accepts per role; it also takes `name` on tool messages (LangChain sends it). */
 const MESSAGE_FIELDS: Record<string, ReadonlySet<string>> = {
@@ -90,6 +101,10 @@ export function openAIChatHandler(recording: Recording) {
         reasoning_tokens: reasoning,
       };
       const toolCall = plan.kind === 'tool' ? { id: `call_rec${n}`, name: plan.name, args: plan.args } : undefined;
+      // o3 refused logprobs above: only gpt-4o-mini gets here with them. A tool call's answer has no text to score.
+      const tokenLogprobs = body.logprobs === true && plan.kind === 'text' ? textPieces.map((p, i) => tokenLogprob(p, i, topCountOf(body))) : null;
+      const serviceTier = typeof body.service_tier === 'string' && SERVICE_TIERS.has(body.service_tier) ? body.service_tier : 'default';
+      const systemFingerprint = `fp_rec${model === 'o3' ? 'o3' : '4o'}`;
       record.reply = {
         status: 200,
         plan,
@@ -97,13 +112,17 @@ export function openAIChatHandler(recording: Recording) {
         reasoningText: null,
         usage,
         ...(toolCall ? { toolCall } : {}),
+        logprobs: tokenLogprobs ? { content: tokenLogprobs, refusal: null } : null,
+        ...(stream && tokenLogprobs ? { chunkLogprobs: [] } : {}),
+        systemFingerprint,
+        serviceTier,
       };
       const wire = {
         id: `chatcmpl-rec${n}`,
         created: 1_780_000_000 + n,
         model: model === 'o3' ? 'o3-2025-04-16' : 'gpt-4o-mini-2024-07-18',
-        service_tier: 'default',
-        system_fingerprint: `fp_rec${model === 'o3' ? 'o3' : '4o'}`,
+        service_tier: serviceTier,
+        system_fingerprint: systemFingerprint,
       };
       const wireUsage = {
         prompt_tokens: usage.prompt_tokens,
@@ -135,7 +154,7 @@ export function openAIChatHandler(recording: Recording) {
                 annotations: [],
                 ...(wireCall ? { tool_calls: [wireCall] } : {}),
               },
-              logprobs: null,
+              logprobs: record.reply.logprobs,
               finish_reason: finish,
             },
           ],
@@ -146,8 +165,10 @@ export function openAIChatHandler(recording: Recording) {
       const withUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
       const frame = (choices: unknown[], extra: Record<string, unknown> = {}): string =>
         `data: ${JSON.stringify({ ...wire, object: 'chat.completion.chunk', choices, ...(withUsage ? { usage: null } : {}), ...extra })}\n\n`;
-      const delta = (d: Record<string, unknown>, finishReason: string | null = null): string =>
-        frame([{ index: 0, delta: d, logprobs: null, finish_reason: finishReason }]);
+      const delta = (d: Record<string, unknown>, finishReason: string | null = null, logprobs: WireLogprobs | null = null): string => {
+        if (logprobs !== null) record.reply.chunkLogprobs?.push(logprobs);
+        return frame([{ index: 0, delta: d, logprobs, finish_reason: finishReason }]);
+      };
       let sse = delta({ role: 'assistant', content: wireCall ? null : '', refusal: null });
       if (wireCall) {
         sse += delta({ tool_calls: [{ index: 0, id: wireCall.id, type: 'function', function: { name: wireCall.function.name, arguments: '' } }] });
@@ -155,7 +176,11 @@ export function openAIChatHandler(recording: Recording) {
           sse += delta({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
         }
       } else {
-        for (const piece of textPieces) sse += delta({ content: piece });
+        // With logprobs, each content chunk scores its own piece; the role and finish chunks carry none.
+        textPieces.forEach((piece, i) => {
+          const entry = tokenLogprobs?.[i];
+          sse += delta({ content: piece }, null, entry ? { content: [entry], refusal: null } : null);
+        });
       }
       sse += delta({}, finish);
       if (withUsage) sse += frame([], { usage: wireUsage });
@@ -211,6 +236,15 @@ function checkRequest(body: Record<string, unknown>): 'o3' | 'gpt-4o-mini' {
     }
   } else if (body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
     throw new Refusal(400, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", 'reasoning_effort', 'unsupported_parameter');
+  }
+  const top = body.top_logprobs;
+  if (top !== undefined && top !== null) {
+    if (typeof top !== 'number' || !Number.isInteger(top) || top < 0 || top > 20) {
+      throw new Refusal(400, `Invalid 'top_logprobs': integer between 0 and 20 expected, got ${JSON.stringify(top)}.`, 'top_logprobs', 'invalid_value');
+    }
+    if (body.logprobs !== true) {
+      throw new Refusal(400, "Invalid value for 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used.", 'top_logprobs', null);
+    }
   }
   if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
     throw new Refusal(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', null);
@@ -268,6 +302,25 @@ function checkMessages(messages: unknown): void {
     }
     open = m.role === 'assistant' && Array.isArray(m.tool_calls) ? new Set(m.tool_calls.map((c: unknown) => (isRecord(c) ? String(c.id) : ''))) : null;
   });
+}
+
+function topCountOf(body: Record<string, unknown>): number {
+  return typeof body.top_logprobs === 'number' ? body.top_logprobs : 0;
+}
+
+const utf8 = (text: string): number[] => [...new TextEncoder().encode(text)];
+
+/**
+ * The score of the `index`th piece of an answer: the piece itself as the token, a logprob that differs from
+ * piece to piece, and `top` alternatives led by the chosen token, each less likely than the one before.
+ */
+function tokenLogprob(piece: string, index: number, top: number): WireTokenLogprob {
+  const logprob = -Number((0.0123 + 0.137 * (index % 7) + 0.0041 * piece.length).toFixed(6));
+  const alternatives = Array.from({ length: top }, (_, k) => {
+    const token = k === 0 ? piece : `${piece.trim()}~${k}${piece.slice(piece.trimEnd().length)}`;
+    return { token, logprob: Number((logprob - 0.75 * k).toFixed(6)), bytes: utf8(token) };
+  });
+  return { token: piece, logprob, bytes: utf8(piece), top_logprobs: alternatives };
 }
 
 function planInput(body: Record<string, unknown>): PlanInput {

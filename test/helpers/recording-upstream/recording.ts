@@ -26,6 +26,31 @@ export interface Reply {
   reasoningText?: string | null;
   toolCall?: { id: string; name: string; args: Record<string, unknown> };
   usage?: ExpectedUsage;
+  /**
+   * OpenAI-compatible upstreams: `choices[0].logprobs` of the whole answer as sent (streamed: the chunks'
+   * `content` entries joined, in order); null when the request did not ask for logprobs or the answer is a
+   * tool call.
+   */
+  logprobs?: WireLogprobs | null;
+  /** Streamed with logprobs: each chunk's `choices[0].logprobs` that was not null, in the order sent. */
+  chunkLogprobs?: WireLogprobs[];
+  /** OpenAI-compatible upstreams: `system_fingerprint` and `service_tier` as sent (on every chunk when streamed). */
+  systemFingerprint?: string;
+  serviceTier?: string;
+}
+
+/** One token of OpenAI's `choices[].logprobs.content`. */
+export interface WireTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+}
+
+/** OpenAI's `choices[].logprobs`. */
+export interface WireLogprobs {
+  content: WireTokenLogprob[] | null;
+  refusal: WireTokenLogprob[] | null;
 }
 
 export interface Recorded {
