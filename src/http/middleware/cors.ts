@@ -26,11 +26,13 @@ const EXPOSED = [
 /** Null when the operator allows no origin (`server.cors_origins: []`). */
 export function publicCors(origins: readonly string[]): MiddlewareHandler<AppEnv> | null {
   if (origins.length === 0) return null;
-  return cors({
+  const handler = cors({
     origin: origins.includes('*') ? '*' : [...origins],
     allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     // Unset: the browser's Access-Control-Request-Headers is echoed, so SDKs' own headers (x-stainless-*) pass.
     exposeHeaders: EXPOSED,
     maxAge: 600,
   });
+  // Only browsers send Origin: server-side clients (most traffic) skip the headers they would never read.
+  return (c, next) => (c.req.header('origin') === undefined ? next() : handler(c, next));
 }
