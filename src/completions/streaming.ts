@@ -5,15 +5,12 @@
  *     └──────────────────────────────►┘  (no target accepted: an HTTP error, no stream)
  *
  * - open: failover looks for a target that accepts the call; the response has not started.
- * - relaying: every upstream event becomes one `chat.completion.chunk`, written as it arrives. Failover may
- *   switch targets underneath (before the first token, or from the partial text after it): the client sees one
- *   stream with one id, and SSE comments while it waits.
- * - ending: the completion's owner settles the hold once (src/completions/completion.ts), then the closing
- *   frames go out, and `[DONE]`. The chunk that carries the finish reason is held back until then, so that
- *   it carries `svc` (the charge is known only once the hold settled); with `include_usage` the usage chunk
- *   follows it and carries `svc` instead, and is the last chunk, as OpenAI's is. An answer that did not
- *   finish ends with an error event, which carries `svc`. No chunk without choices is added
- *   (docs/api.md, "Streaming").
+ * - relaying: every upstream event becomes the door's frames (its StreamEncoder: ./stream-encoder.ts),
+ *   written as it arrives. Failover may switch targets underneath (before the first token, or from the
+ *   partial text after it): the client sees one stream with one id, and SSE comments while it waits.
+ * - ending: the completion's owner settles the hold once (src/completions/completion.ts), then the door's
+ *   closing frames go out. The delta that carries the finish reason is held back until then, so that the
+ *   door can say what was charged with it (chat: `svc` on that chunk, or on the usage chunk).
  * - closed: nothing more is written.
  *
  * What moves a stream to ending: the answer finished; nothing could finish it; the client went away; the
@@ -21,12 +18,13 @@
  * error event anyway); the gateway shut down. Each is one ending of src/billing/charge.ts.
  */
 import type { Ending } from '../billing/charge.js';
-import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from '../openai/chat-types.js';
+import { ChatStreamEncoder } from '../openai/chat-stream-encoder.js';
+import type { ChunkDelta } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { AllTargetsFailed, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
-import { encodeSseComment, encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import type { Completion, Settlement } from './completion.js';
-import { tokenUsage } from './token-usage.js';
+import { encodeSseComment } from '../streaming/sse-encode.js';
+import type { Completion } from './completion.js';
+import type { Finishing, StreamEncoder, StreamFailure } from './stream-encoder.js';
 import { completionError, endingOfFailure } from './upstream-errors.js';
 
 export type StreamState = 'open' | 'relaying' | 'ending' | 'closed';
@@ -64,6 +62,13 @@ export interface StreamOptions {
    * writer, blocked on a client that does not read, never reads the error.
    */
   abandonConnection?: (error: Error) => void;
+  /** The door's framing; default: chat completions. */
+  encoder?: StreamEncoder;
+}
+
+function chatStreamEncoder(completion: Completion): StreamEncoder {
+  const { spec } = completion;
+  return new ChatStreamEncoder(spec.completionId, completion.created, spec.route.entry.id, spec.request.include_usage);
 }
 
 export async function startStreaming(completion: Completion, options: StreamOptions = {}): Promise<ReadableStream<Uint8Array>> {
@@ -77,38 +82,13 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   }
   states.to('relaying');
 
-  const { spec } = completion;
-  const withUsage = spec.request.include_usage;
   const { keepaliveMs, writeTimeoutMs } = completion.limits;
   const relayReasoning = completion.limits.relayReasoning !== false;
-  const frame = (value: object): Uint8Array => encodeSseJson(value);
-  /** What the serving upstream said of itself (system_fingerprint, service_tier): on every chunk from then on, as OpenAI does. */
+  const encoder = options.encoder ?? chatStreamEncoder(completion);
+  /** What the serving upstream said of itself (system_fingerprint, service_tier), as it arrives. */
   let meta: UpstreamMeta = {};
-  const head = (): Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'> => {
-    const h: Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'> = {
-      id: spec.completionId,
-      object: 'chat.completion.chunk',
-      created: completion.created,
-      model: spec.route.entry.id,
-    };
-    if (meta.serviceTier !== undefined) h.service_tier = meta.serviceTier;
-    if (meta.systemFingerprint !== undefined) h.system_fingerprint = meta.systemFingerprint;
-    return h;
-  };
-  const chunk = (delta: ChunkDelta, finish: FinishReason | null, logprobs?: ChoiceLogprobs, svc?: SvcMetadata): Uint8Array => {
-    const choice: ChatCompletionChunk['choices'][number] = { index: 0, delta, finish_reason: finish };
-    if (logprobs !== undefined) choice.logprobs = logprobs;
-    const c: ChatCompletionChunk = { ...head(), choices: [choice] };
-    if (withUsage) c.usage = null;
-    if (svc !== undefined) c.svc = svc;
-    return frame(c);
-  };
-  const errorEvent = (code: string, type: string, message: string, svc?: SvcMetadata): Uint8Array =>
-    frame({ error: { message, type, param: null, code }, ...(svc !== undefined ? { svc } : {}) });
-  /** The chunk with the finish reason, written once the hold settled (it carries `svc`). */
-  let finishing: { delta: ChunkDelta; finish: FinishReason; logprobs?: ChoiceLogprobs } | null = null;
-  /** The settlement's `svc`, once known: the error event of an answer that did not finish carries it. */
-  let settledSvc: SvcMetadata | undefined;
+  /** The delta with the finish reason, written once the hold settled (it carries `svc`). */
+  let finishing: Finishing | null = null;
 
   let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The client cancelled the stream (or it was cut): nothing more may be enqueued. */
@@ -126,19 +106,6 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   let lastWroteAt = performance.now();
   let ticker: ReturnType<typeof setInterval> | null = null;
 
-  const closingFrames = (s: Settlement): Uint8Array[] => {
-    const svc = completion.svcMetadata(s);
-    const out: Uint8Array[] = [];
-    const usageChunk = withUsage && s.ending === 'completed';
-    // An answer that ended without a finish reason from its upstream finished all the same: `stop`, as the
-    // non-streaming answer says.
-    if (finishing === null && s.ending === 'completed') finishing = { delta: {}, finish: 'stop' };
-    if (finishing !== null) out.push(chunk(finishing.delta, finishing.finish, finishing.logprobs, usageChunk ? undefined : svc));
-    if (usageChunk) out.push(frame({ ...head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk));
-    if (finishing === null) settledSvc = svc;
-    return out;
-  };
-
   /**
    * relaying -> ending -> closed, written to the client: never a silent cut. The client may go away while
    * the hold settles; from then on the frames have nowhere to go (`write` drops them), and the stream still
@@ -148,22 +115,20 @@ export async function startStreaming(completion: Completion, options: StreamOpti
     if (states.state !== 'relaying') return;
     states.to('ending');
     stopTicker();
+    const failure: StreamFailure | null =
+      failureMessage === null ? null : { code: ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error', message: failureMessage };
     try {
       const settled = await completion.end(ending);
-      for (const bytes of closingFrames(settled)) write(bytes);
+      for (const bytes of encoder.closing(finishing, settled, completion.svcMetadata(settled), failure, meta)) write(bytes);
     } catch {
       // Not a ledger outage (the owner keeps retrying those itself): a bug, said as such.
-      write(errorEvent('internal_error', 'server_error', 'The gateway failed to close this answer. It has been logged.'));
+      for (const bytes of encoder.internalError({ code: 'internal_error', message: 'The gateway failed to close this answer. It has been logged.' })) write(bytes);
     } finally {
-      if (failureMessage !== null) {
-        const code = ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error';
-        write(errorEvent(code, 'server_error', failureMessage, settledSvc));
-      }
-      const done = encodeSseDone();
-      options.tap?.(done);
+      const done = encoder.done();
+      if (done !== null) options.tap?.(done);
       if (options.beforeDone) await options.beforeDone(ending).catch(() => undefined);
       if (!detached) {
-        sink?.enqueue(done);
+        if (done !== null) sink?.enqueue(done);
         sink?.close();
       }
       detached = true;
@@ -214,7 +179,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   return new ReadableStream<Uint8Array>({
     start(controller) {
       sink = controller;
-      write(chunk({ role: 'assistant', content: '' }, null));
+      for (const bytes of encoder.opening()) write(bytes);
       // A quarter of the shorter period: each deadline is kept within 25% of its value (a tick of the whole
       // period would let a stream run up to twice the write deadline).
       ticker = setInterval(() => {
@@ -264,12 +229,12 @@ export async function startStreaming(completion: Completion, options: StreamOpti
           if (!hasContent && ev.finishReason === null && ev.logprobs === undefined) continue;
           if (ev.finishReason !== null) {
             // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
-            if (finishing !== null) write(chunk(finishing.delta, null, finishing.logprobs));
+            if (finishing !== null) for (const bytes of encoder.delta(finishing.delta, finishing.logprobs, meta)) write(bytes);
             finishing = { delta, finish: ev.finishReason, ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}) };
             continue;
           }
           lastWroteAt = performance.now();
-          write(chunk(delta, null, ev.logprobs));
+          for (const bytes of encoder.delta(delta, ev.logprobs, meta)) write(bytes);
           return;
         }
       } finally {

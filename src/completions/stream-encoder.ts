@@ -1,0 +1,38 @@
+/**
+ * What a front door writes of a streamed completion (src/completions/streaming.ts drives it). The stream's
+ * life (failover, deadlines, the hold, the write deadline, shutdown) is the same behind every door; only
+ * the frames differ: chat completions (src/openai/chat-stream-encoder.ts), legacy completions
+ * (src/openai/legacy-stream-encoder.ts). One encoder per stream: it may keep state (ids, open blocks).
+ */
+import type { ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from '../openai/chat-types.js';
+import type { UpstreamMeta } from '../providers/contract.js';
+import type { Settlement } from './completion.js';
+
+/** The upstream's last delta, the one with the finish reason, held back until the hold settled. */
+export interface Finishing {
+  delta: ChunkDelta;
+  finish: FinishReason;
+  logprobs?: ChoiceLogprobs;
+}
+
+/** Why the answer did not finish, said to the client in the door's own error event. */
+export interface StreamFailure {
+  code: 'upstream_stream_error' | 'gateway_shutting_down' | 'internal_error';
+  message: string;
+}
+
+export interface StreamEncoder {
+  /** Written when the stream starts, before any upstream event. */
+  opening(): Uint8Array[];
+  /** One delta of the answer (never the finishing one). `meta`: what the serving upstream said of itself so far. */
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): Uint8Array[];
+  /**
+   * The closing frames, once the hold settled: the finishing delta (null when the answer did not finish,
+   * or finished without one), what was charged, and why it did not finish (null when it did).
+   */
+  closing(finishing: Finishing | null, settlement: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[];
+  /** Closing the answer failed (a bug): the door's error event. */
+  internalError(failure: StreamFailure): Uint8Array[];
+  /** The stream's last frame (OpenAI's `data: [DONE]`), or null for doors that have none. */
+  done(): Uint8Array | null;
+}

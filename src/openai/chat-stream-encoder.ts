@@ -1,0 +1,78 @@
+/**
+ * The chat-completions stream (`chat.completion.chunk` events, then `data: [DONE]`), as OpenAI frames it:
+ * a role chunk first; each delta one chunk; the chunk with the finish reason carries `svc` (held back until
+ * the hold settled); with `stream_options.include_usage` the usage chunk follows, last, and carries `svc`
+ * instead, and every earlier chunk says `usage: null`. A stream that did not finish ends with an error event
+ * that carries `svc`. docs/api.md, "Streaming answer".
+ */
+import type { Settlement } from '../completions/completion.js';
+import type { Finishing, StreamEncoder, StreamFailure } from '../completions/stream-encoder.js';
+import { tokenUsage } from '../completions/token-usage.js';
+import type { UpstreamMeta } from '../providers/contract.js';
+import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
+import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
+
+type ChunkHead = Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'>;
+
+export class ChatStreamEncoder implements StreamEncoder {
+  /** What the serving upstream said of itself (system_fingerprint, service_tier): on every chunk from then on, as OpenAI does. */
+  private meta: UpstreamMeta = {};
+
+  constructor(
+    private readonly id: string,
+    private readonly created: number,
+    private readonly model: string,
+    private readonly withUsage: boolean,
+  ) {}
+
+  opening(): Uint8Array[] {
+    return [this.chunk({ role: 'assistant', content: '' }, null)];
+  }
+
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): Uint8Array[] {
+    this.meta = meta;
+    return [this.chunk(delta, null, logprobs)];
+  }
+
+  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
+    this.meta = meta;
+    const out: Uint8Array[] = [];
+    const usageChunk = this.withUsage && s.ending === 'completed';
+    // An answer that ended without a finish reason from its upstream finished all the same: `stop`, as the
+    // non-streaming answer says.
+    const last = finishing ?? (s.ending === 'completed' ? { delta: {}, finish: 'stop' as const } : null);
+    if (last !== null) out.push(this.chunk(last.delta, last.finish, last.logprobs, usageChunk ? undefined : svc));
+    if (usageChunk) out.push(encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk));
+    // `svc` goes on the error event when no chunk above carried it.
+    if (failure !== null) out.push(this.errorEvent(failure, last === null ? svc : undefined));
+    return out;
+  }
+
+  internalError(failure: StreamFailure): Uint8Array[] {
+    return [this.errorEvent(failure, undefined)];
+  }
+
+  done(): Uint8Array {
+    return encodeSseDone();
+  }
+
+  private head(): ChunkHead {
+    const h: ChunkHead = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
+    if (this.meta.serviceTier !== undefined) h.service_tier = this.meta.serviceTier;
+    if (this.meta.systemFingerprint !== undefined) h.system_fingerprint = this.meta.systemFingerprint;
+    return h;
+  }
+
+  private chunk(delta: ChunkDelta, finish: FinishReason | null, logprobs?: ChoiceLogprobs, svc?: SvcMetadata): Uint8Array {
+    const choice: ChatCompletionChunk['choices'][number] = { index: 0, delta, finish_reason: finish };
+    if (logprobs !== undefined) choice.logprobs = logprobs;
+    const c: ChatCompletionChunk = { ...this.head(), choices: [choice] };
+    if (this.withUsage) c.usage = null;
+    if (svc !== undefined) c.svc = svc;
+    return encodeSseJson(c);
+  }
+
+  private errorEvent(failure: StreamFailure, svc: SvcMetadata | undefined): Uint8Array {
+    return encodeSseJson({ error: { message: failure.message, type: 'server_error', param: null, code: failure.code }, ...(svc !== undefined ? { svc } : {}) });
+  }
+}
