@@ -10,6 +10,7 @@ import type { Finishing, StreamEncoder, StreamFailure } from '../completions/str
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
+import { streamErrorEvent } from './stream-error-event.js';
 import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 
 type ChunkHead = Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'>;
@@ -44,12 +45,12 @@ export class ChatStreamEncoder implements StreamEncoder {
     if (last !== null) out.push(this.chunk(last.delta, last.finish, last.logprobs, usageChunk ? undefined : svc));
     if (usageChunk) out.push(encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk));
     // `svc` goes on the error event when no chunk above carried it.
-    if (failure !== null) out.push(this.errorEvent(failure, last === null ? svc : undefined));
+    if (failure !== null) out.push(streamErrorEvent(failure, last === null ? svc : undefined));
     return out;
   }
 
   internalError(failure: StreamFailure): Uint8Array[] {
-    return [this.errorEvent(failure, undefined)];
+    return [streamErrorEvent(failure, undefined)];
   }
 
   done(): Uint8Array {
@@ -70,9 +71,5 @@ export class ChatStreamEncoder implements StreamEncoder {
     if (this.withUsage) c.usage = null;
     if (svc !== undefined) c.svc = svc;
     return encodeSseJson(c);
-  }
-
-  private errorEvent(failure: StreamFailure, svc: SvcMetadata | undefined): Uint8Array {
-    return encodeSseJson({ error: { message: failure.message, type: 'server_error', param: null, code: failure.code }, ...(svc !== undefined ? { svc } : {}) });
   }
 }

@@ -278,7 +278,7 @@ const apiKeyCases: Case[] = [
 
 const otherCases: Case[] = [
   { name: 'GET /v1/models/nope', method: 'GET', path: '/models/nope', status: 404, code: 'model_not_found', param: 'model' },
-  { name: 'unknown endpoint', method: 'POST', path: '/completions', body: { model: 'svc-fast', prompt: 'hi' }, status: 404, code: 'unknown_endpoint' },
+  { name: 'unknown endpoint', method: 'POST', path: '/edits', body: { model: 'svc-fast', input: 'hi' }, status: 404, code: 'unknown_endpoint' },
   { name: 'DELETE an unknown key id', method: 'DELETE', path: '/api-keys/key_000000000000', status: 404, code: 'api_key_not_found', param: 'id' },
 ];
 

@@ -1,0 +1,189 @@
+/**
+ * The completion pipeline behind every completion door (chat, legacy completions): a request is read,
+ * authenticated (before this), quoted, rate-limited, held, routed with failover, settled once, and answered
+ * in the door's shape.
+ */
+import type { Context } from 'hono';
+import { quoteRequest } from '../billing/quote.js';
+import { Completion, type CompletionDeps } from '../completions/completion.js';
+import { completeNonStreaming } from '../completions/non-streaming.js';
+import { startStreaming } from '../completions/streaming.js';
+import { SSE_HEADERS } from '../streaming/sse-encode.js';
+import type { AppDeps, AppEnv } from '../core/deps.js';
+import { newId, newTimeOrderedId } from '../core/ids.js';
+import type { ChatCompletion, ChatRequest } from '../openai/chat-types.js';
+import type { StreamEncoder } from '../completions/stream-encoder.js';
+import { invalidRequest, notFound } from '../openai/errors.js';
+import { DROPPED_PARAMS_HEADER, paramsFor, type BoundedRequest, type ParamTarget } from '../providers/target-params.js';
+import { ALIASES, isAlias } from '../routing/catalog.js';
+import { admitRate } from '../ratelimit/admit.js';
+import { resolveRoute } from '../routing/router.js';
+import type { StoredResponse } from '../store/types.js';
+import {
+  IDEMPOTENCY_HEADER,
+  IdempotentRequest,
+  idempotentHoldId,
+  parseIdempotencyKey,
+  requestFingerprint,
+} from './idempotency.js';
+import { readJson } from './json-body.js';
+import { parseQualityBiasHeader, QUALITY_BIAS_HEADER } from './quality-bias-header.js';
+
+function completionDeps(deps: AppDeps): CompletionDeps {
+  return { ledger: deps.store.ledger, clock: deps.clock, logger: deps.logger, limits: deps.limits, registry: deps.completions };
+}
+
+/**
+ * `x-svc-dropped-params`: what the target that answered did not receive of what the client set. A stream's
+ * headers name its first accepting target's (a later continuation on another target is in `svc.attempts`).
+ */
+function droppedHeader(completion: Completion, request: BoundedRequest): Record<string, string> {
+  const target = completion.failover.target;
+  if (target === null) return {};
+  const { dropped } = paramsFor(target.params, request);
+  return dropped.length === 0 ? {} : { [DROPPED_PARAMS_HEADER]: dropped.join(', ') };
+}
+
+function refuseDroppedParams(targets: readonly ParamTarget[], request: BoundedRequest): void {
+  const drops = targets.map((t) => paramsFor(t, request));
+  if (drops.some((d) => d.dropped.length === 0 && d.refused === null)) return;
+  const first = drops.find((d) => d.dropped.length > 0);
+  if (first === undefined) return; // refused for another reason: failover says which
+  const param = first.dropped[0] as string;
+  throw invalidRequest(
+    `Unsupported parameter '${param}': no model serving '${request.model}' takes it (strict_params is on; without it the parameter is dropped and named in ${DROPPED_PARAMS_HEADER}).`,
+    param,
+    'unsupported_parameter',
+  );
+}
+
+function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
+  return new Response(stored.body, {
+    status: stored.status,
+    headers: { 'content-type': stored.contentType, 'idempotent-replayed': 'true', 'x-request-id': c.get('requestId') },
+  });
+}
+
+/**
+ * A front door of the completion pipeline: how its body becomes the one internal request, and how the
+ * answer is framed back. Everything between (authentication, quote, rate limit, idempotency, hold, routing,
+ * failover, settlement) is shared: a door is a translation at the edge, not a second pipeline.
+ */
+export interface CompletionDoor {
+  parse(body: Record<string, unknown>): ChatRequest;
+  /** Prefix of the answer's id (`chatcmpl-`, `cmpl-`). */
+  idPrefix: string;
+  /** The stream's framing; undefined: chat completions'. */
+  encoder?: (completion: Completion) => StreamEncoder;
+  /** The non-streaming body. */
+  render(answer: ChatCompletion): object;
+}
+
+export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor): Promise<Response> {
+  const deps = c.get('deps');
+  const request = door.parse(await readJson(c));
+  if (!isAlias(request.model)) {
+    throw notFound(
+      'model_not_found',
+      `The model '${request.model}' does not exist. Available models: ${ALIASES.join(', ')}.`,
+      'model',
+    );
+  }
+  const qualityBias = parseQualityBiasHeader(c.req.header(QUALITY_BIAS_HEADER));
+  const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_HEADER));
+  const key = c.get('key');
+  const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
+  const quote = await quoteRequest(route, request, { mediaUrlMaxTokens: deps.limits.mediaUrlMaxTokens });
+  const bounded = { ...request, max_tokens: quote.maxOutputTokens };
+  // With strict_params, a request no target can take whole is refused before anything is held.
+  if (deps.limits.strictParams === true) refuseDroppedParams(route.targets.map((t) => t.params), bounded);
+  // Before the credit hold: a request over the key's rate limit is refused (429) holding nothing.
+  const rateHeaders = await admitRate(deps.rateLimiting, key, quote, {
+    findKey: (id) => deps.store.keys.findKey(id),
+    retryDelaysMs: deps.limits.ledgerRetryDelaysMs,
+  });
+  const requestId = c.get('requestId');
+
+  let idempotent: IdempotentRequest | null = null;
+  let holdId = newTimeOrderedId('hold_');
+  if (idempotencyKey !== null) {
+    const fingerprint = await requestFingerprint(await c.req.text(), qualityBias);
+    const claim = await IdempotentRequest.claim(deps.store.idempotency, { keyId: key.id, key: idempotencyKey, fingerprint });
+    if ('replay' in claim) return replayed(c, claim.replay);
+    idempotent = claim.claimed;
+    holdId = await idempotentHoldId(key.id, idempotencyKey);
+  }
+  // Idempotency writes outlive the completion by a moment; shutdown waits for them (the registry tracks them).
+  const release = (): void => {
+    if (idempotent === null) return;
+    deps.completions.track(
+      idempotent.release().catch((e: unknown) => deps.logger.warn('idempotency key release failed', { requestId, error: String(e) })),
+    );
+  };
+  const record = (response: StoredResponse): Promise<void> => {
+    if (idempotent === null) return Promise.resolve();
+    const write = idempotent.record(response).catch((e: unknown) => deps.logger.warn('idempotency record failed', { requestId, error: String(e) }));
+    deps.completions.track(write);
+    return write;
+  };
+
+  let completion: Completion;
+  try {
+    completion = await Completion.open(completionDeps(deps), {
+      key,
+      request,
+      requestId,
+      completionId: newId(door.idPrefix),
+      holdId,
+      holdIdFromRequest: idempotent !== null,
+      route,
+      quote,
+      clientSignal: c.req.raw.signal,
+      afterPartial: request.stream ? 'continue' : 'restart',
+    });
+  } catch (e) {
+    release();
+    throw e;
+  }
+
+  if (request.stream) {
+    let recording = '';
+    const decoder = new TextDecoder();
+    const outgoing = c.env?.outgoing;
+    const abandonConnection = outgoing ? (error: Error) => outgoing.destroy(error) : undefined;
+    const body = await startStreaming(
+      completion,
+      idempotent === null
+        ? { abandonConnection, ...(door.encoder ? { encoder: door.encoder(completion) } : {}) }
+        : {
+            abandonConnection,
+            ...(door.encoder ? { encoder: door.encoder(completion) } : {}),
+            tap: (bytes) => {
+              recording += decoder.decode(bytes, { stream: true });
+            },
+            beforeDone: (ending) =>
+              ending === 'completed'
+                ? record({ status: 200, contentType: SSE_HEADERS['content-type'] ?? 'text/event-stream', body: recording + decoder.decode() })
+                : Promise.resolve(),
+            onClosed: (ending) => {
+              if (ending !== 'completed') release();
+            },
+          },
+    ).catch((e: unknown) => {
+      release();
+      throw e;
+    });
+    return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, ...droppedHeader(completion, bounded), 'x-request-id': requestId } });
+  }
+  let answer: ChatCompletion;
+  try {
+    answer = await completeNonStreaming(completion);
+  } catch (e) {
+    release();
+    throw e;
+  }
+  const json = JSON.stringify(door.render(answer));
+  // The answer is paid for: a failure to keep it for replay must not take it from the client.
+  await record({ status: 200, contentType: 'application/json', body: json });
+  return c.body(json, 200, { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json' });
+}
