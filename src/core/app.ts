@@ -10,6 +10,7 @@ import { adminHealthRoutes } from '../http/admin/health.js';
 import { apiKeysRoutes } from '../http/api-keys.js';
 import { chatCompletionsRoutes } from '../http/chat-completions.js';
 import { completionsRoutes } from '../http/completions.js';
+import { messagesRoutes } from '../http/messages.js';
 import { creditsRoutes } from '../http/credits.js';
 import { adminAuth } from '../http/middleware/admin-auth.js';
 import { auth } from '../http/middleware/auth.js';
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
     app.route('/v1/models', modelsRoutes);
     app.route('/v1/chat/completions', chatCompletionsRoutes);
     app.route('/v1/completions', completionsRoutes);
+    app.route('/v1/messages', messagesRoutes);
     app.route('/v1/credits', creditsRoutes);
     app.route('/v1/usage', usageRoutes);
     app.route('/v1/api-keys', apiKeysRoutes);

@@ -23,6 +23,11 @@ export function encodeSseJson(value: object): Uint8Array {
   return encoder.encode('data: ' + JSON.stringify(value) + '\n\n');
 }
 
+/** `event: <name>\ndata: <json>\n\n`: the named events of Anthropic's stream (message_start, ...). */
+export function encodeSseEvent(name: string, value: object): Uint8Array {
+  return encoder.encode('event: ' + name + '\ndata: ' + JSON.stringify(value) + '\n\n');
+}
+
 /** Frames an already serialized payload; one with line breaks becomes several `data:` lines, as SSE requires. */
 export function encodeSseData(data: string): Uint8Array {
   if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return encoder.encode('data: ' + data + '\n\n');

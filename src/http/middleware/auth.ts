@@ -18,10 +18,12 @@ const INVALID = 'Invalid API key. Keys start with svc_live_ or svc_test_; create
 
 export const auth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header('authorization');
-  if (!header) throw unauthorized('missing_api_key', 'Missing API key: send the header `Authorization: Bearer <key>`.');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw unauthorized('invalid_api_key', 'Malformed Authorization header: expected `Bearer <key>`.');
-  const parsed = parseKey(match[1] as string);
+  // Anthropic's clients send the key as `x-api-key` (Claude Code, the Anthropic SDKs); Bearer wins when both are sent.
+  const apiKey = header === undefined ? c.req.header('x-api-key') : undefined;
+  if (!header && !apiKey) throw unauthorized('missing_api_key', 'Missing API key: send the header `Authorization: Bearer <key>` (or `x-api-key: <key>`).');
+  const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (header !== undefined && !match) throw unauthorized('invalid_api_key', 'Malformed Authorization header: expected `Bearer <key>`.');
+  const parsed = parseKey((match?.[1] ?? apiKey ?? '').trim());
   if (!parsed) throw unauthorized('invalid_api_key', INVALID);
   const deps = c.get('deps');
   // Bounded like every ledger call: a database that neither answers nor refuses gets a 503 in time, not a

@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from '../../core/deps.js';
+import { anthropicEnvelope, isAnthropicDoor } from '../../anthropic/error-envelope.js';
 import { GatewayError, shouldRetry } from '../../openai/errors.js';
 import { StoreError } from '../../store/errors.js';
 
@@ -11,7 +12,8 @@ function hasBody(c: Context<AppEnv>): boolean {
 }
 
 export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
-  const res = c.json(e.toEnvelope(), e.status as 400);
+  // The Anthropic door answers in Anthropic's envelope, also for what the middleware refused before it.
+  const res = c.json(isAnthropicDoor(c.req.path) ? anthropicEnvelope(e) : e.toEnvelope(), e.status as 400);
   for (const [k, v] of Object.entries(e.headers)) res.headers.set(k, v);
   // On every error answer, so no openai SDK guesses (it would retry a 409 or 429 that cannot pass).
   res.headers.set('x-should-retry', String(shouldRetry(e)));
@@ -23,7 +25,7 @@ export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
   return res;
 }
 
-/** Every error leaves in the OpenAI envelope; anything unexpected is logged and answered 500 without details. */
+/** Every error leaves in the door's envelope (OpenAI's, or Anthropic's on /v1/messages); anything unexpected is logged and answered 500 without details. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof GatewayError) return errorResponse(c, err);
   if (err instanceof StoreError && err.code === 'unavailable') {
