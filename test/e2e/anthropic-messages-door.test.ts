@@ -481,7 +481,8 @@ describe('POST /v1/messages, the rest of the door', () => {
 
   it('sampling: temperature, top_p and stop_sequences reach an OpenAI target; top_k is accepted and dropped', async () => {
     const s = await session();
-    await clientOf(s).messages.create({
+    // This SDK's types (API version 2026-10-21) have no sampling options; older clients send them.
+    const params = {
       model: 'svc-fast',
       max_tokens: 128,
       temperature: 0.3,
@@ -489,7 +490,8 @@ describe('POST /v1/messages, the rest of the door', () => {
       top_k: 5,
       stop_sequences: ['STOP'],
       messages: [{ role: 'user', content: TEXT_PROMPT }],
-    });
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    await clientOf(s).messages.create(params);
     const [rec] = s.upstream('openai');
     expect(rec?.body).toMatchObject({ temperature: 0.3, top_p: 0.9, stop: ['STOP'] });
     expect(rec?.body).not.toHaveProperty('top_k');
