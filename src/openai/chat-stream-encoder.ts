@@ -10,7 +10,7 @@ import type { Finishing, StreamEncoder, StreamFailure } from '../completions/str
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { streamErrorEvent } from './stream-error-event.js';
+import { closingFrames, streamErrorEvent } from './stream-closing.js';
 import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 
 type ChunkHead = Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'>;
@@ -37,16 +37,17 @@ export class ChatStreamEncoder implements StreamEncoder {
 
   closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
     this.meta = meta;
-    const out: Uint8Array[] = [];
-    const usageChunk = this.withUsage && s.ending === 'completed';
-    // An answer that ended without a finish reason from its upstream finished all the same: `stop`, as the
-    // non-streaming answer says.
-    const last = finishing ?? (s.ending === 'completed' ? { delta: {}, finish: 'stop' as const } : null);
-    if (last !== null) out.push(this.chunk(last.delta, last.finish, last.logprobs, usageChunk ? undefined : svc));
-    if (usageChunk) out.push(encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk));
-    // `svc` goes on the error event when no chunk above carried it.
-    if (failure !== null) out.push(streamErrorEvent(failure, last === null ? svc : undefined));
-    return out;
+    return closingFrames(
+      {
+        finishEvent: (last, withSvc) => this.chunk(last.delta, last.finish, last.logprobs, withSvc),
+        usageEvent: (settled, withSvc) => encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(settled), svc: withSvc } satisfies ChatCompletionChunk),
+      },
+      this.withUsage,
+      finishing,
+      s,
+      svc,
+      failure,
+    );
   }
 
   internalError(failure: StreamFailure): Uint8Array[] {

@@ -9,7 +9,7 @@ import type { Finishing, StreamEncoder, StreamFailure } from '../completions/str
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { streamErrorEvent } from './stream-error-event.js';
+import { closingFrames, streamErrorEvent } from './stream-closing.js';
 import type { ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 import { legacyLogprobs, type TextCompletion } from './legacy-completions.js';
 
@@ -35,15 +35,18 @@ export class LegacyStreamEncoder implements StreamEncoder {
   }
 
   closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    const usageEvent = this.withUsage && s.ending === 'completed';
-    const last = finishing ?? (s.ending === 'completed' ? { delta: {}, finish: 'stop' as const } : null);
-    if (last !== null) out.push(this.event(last.delta.content ?? '', last.finish, last.logprobs, meta, usageEvent ? undefined : svc));
-    if (usageEvent) {
-      out.push(encodeSseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(s), svc } satisfies TextCompletion));
-    }
-    if (failure !== null) out.push(streamErrorEvent(failure, last === null ? svc : undefined));
-    return out;
+    return closingFrames(
+      {
+        finishEvent: (last, withSvc) => this.event(last.delta.content ?? '', last.finish, last.logprobs, meta, withSvc),
+        usageEvent: (settled, withSvc) =>
+          encodeSseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(settled), svc: withSvc } satisfies TextCompletion),
+      },
+      this.withUsage,
+      finishing,
+      s,
+      svc,
+      failure,
+    );
   }
 
   internalError(failure: StreamFailure): Uint8Array[] {
