@@ -15,7 +15,8 @@
  * | max_tokens, stop_sequences, temperature, top_p | max_tokens, stop, temperature, top_p                       |
  * | top_k                                    | dropped: no OpenAI equivalent (a sampling nudge)                 |
  * | thinking enabled (budget_tokens)         | reasoning_effort by the budget's share of max_tokens             |
- * | thinking disabled                        | reasoning_effort none                                            |
+ * | thinking disabled / adaptive             | reasoning_effort none / medium                                   |
+ * | images in a tool_result                  | image parts of the user message that follows the tool messages   |
  * | metadata.user_id                         | user                                                             |
  * | cache_control on blocks                  | dropped (the gateway's Anthropic targets cache by prefix anyway) |
  */
@@ -100,6 +101,8 @@ export const messagesRequestSchema = z
       .discriminatedUnion('type', [
         z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }).strict(),
         z.object({ type: z.literal('disabled') }).strict(),
+        // The model decides how much to think (newer Claude models): a medium effort elsewhere.
+        z.object({ type: z.literal('adaptive') }).strict(),
       ])
       .optional(),
     metadata: z.object({ user_id: z.string().max(256).nullable().optional() }).strict().optional(),
@@ -137,7 +140,10 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
     chat.tool_choice = choice.type === 'auto' ? 'auto' : choice.type === 'any' ? 'required' : choice.type === 'none' ? 'none' : { type: 'function', function: { name: choice.name } };
     if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
   }
-  if (b.thinking !== undefined) chat.reasoning_effort = b.thinking.type === 'disabled' ? 'none' : effortOf(b.thinking.budget_tokens, b.max_tokens);
+  if (b.thinking !== undefined) {
+    chat.reasoning_effort =
+      b.thinking.type === 'disabled' ? 'none' : b.thinking.type === 'adaptive' ? 'medium' : effortOf(b.thinking.budget_tokens, b.max_tokens);
+  }
   return parseChatRequest(chat);
 }
 
@@ -157,16 +163,21 @@ function userTurn(content: string | Block[]): ChatMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const out: ChatMessage[] = [];
   const parts: ContentPart[] = [];
+  // Images a tool returned (a screenshot): a tool message carries text only, so they follow the results as
+  // the user's, first in the user message, where every target can see them.
+  const toolImages: ContentPart[] = [];
   for (const b of content) {
     if (b.type === 'tool_result') {
-      const text = typeof b.content === 'string' ? b.content : (b.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('');
+      const blocks = typeof b.content === 'string' ? [] : (b.content ?? []);
+      const text = typeof b.content === 'string' ? b.content : blocks.map((c) => (c.type === 'text' ? c.text : '')).join('');
       out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error === true ? `Error: ${text}` : text });
+      for (const c of blocks) if (c.type === 'image') toolImages.push(partOf(c) as ContentPart);
     } else {
       const part = partOf(b);
       if (part !== null) parts.push(part);
     }
   }
-  if (parts.length > 0) out.push({ role: 'user', content: parts });
+  if (toolImages.length > 0 || parts.length > 0) out.push({ role: 'user', content: [...toolImages, ...parts] });
   return out;
 }
 

@@ -58,7 +58,7 @@ export function toolInput(call: Pick<ToolCall['function'], 'arguments'>): unknow
   }
 }
 
-export function renderMessage(answer: ChatCompletion): AnthropicMessage {
+export function renderMessage(answer: ChatCompletion, stopSequence: string | null): AnthropicMessage {
   const choice = answer.choices[0];
   const message = choice?.message;
   const content: ContentBlock[] = [];
@@ -72,8 +72,8 @@ export function renderMessage(answer: ChatCompletion): AnthropicMessage {
     role: 'assistant',
     model: answer.model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason ?? 'stop'),
-    stop_sequence: null,
+    stop_reason: stopSequence !== null ? 'stop_sequence' : stopReasonOf(choice?.finish_reason ?? 'stop'),
+    stop_sequence: stopSequence,
     usage: anthropicUsage(answer.usage),
     svc: answer.svc,
   };

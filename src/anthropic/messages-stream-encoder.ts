@@ -75,7 +75,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
     out.push(
       encodeSseEvent('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: stopReasonOf(finishing?.finish ?? 'stop'), stop_sequence: null },
+        delta:
+          finishing?.stopSequence !== undefined
+            ? { stop_reason: 'stop_sequence', stop_sequence: finishing.stopSequence }
+            : { stop_reason: stopReasonOf(finishing?.finish ?? 'stop'), stop_sequence: null },
         usage: anthropicUsage(tokenUsage(s)),
         svc,
       }),

@@ -15,6 +15,8 @@ export class AnswerBuilder {
   private logprobContent: TokenLogprob[] | null = null;
   private logprobRefusal: TokenLogprob[] | null = null;
   finishReason: FinishReason | null = null;
+  /** The stop sequence that ended the answer, where the upstream said (the Anthropic door reports it). */
+  stopSequence: string | null = null;
   meta: UpstreamMeta = {};
 
   constructor(private readonly relayReasoning = true) {}

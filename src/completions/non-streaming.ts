@@ -11,7 +11,13 @@ import type { Completion } from './completion.js';
 import { tokenUsage } from './token-usage.js';
 import { completionError, endingOfFailure } from './upstream-errors.js';
 
-export async function completeNonStreaming(completion: Completion): Promise<ChatCompletion> {
+/** The answer, and what no chat field says: the stop sequence that ended it, where the upstream said (Anthropic). */
+export interface NonStreamingAnswer {
+  answer: ChatCompletion;
+  stopSequence: string | null;
+}
+
+export async function completeNonStreaming(completion: Completion): Promise<NonStreamingAnswer> {
   const relayReasoning = completion.limits.relayReasoning !== false;
   let answer = new AnswerBuilder(relayReasoning);
   let ending: Ending = 'completed';
@@ -23,7 +29,10 @@ export async function completeNonStreaming(completion: Completion): Promise<Chat
       if (next.done) break;
       const ev = next.value;
       if (ev.type === 'restart') answer = new AnswerBuilder(relayReasoning);
-      else if (ev.type === 'delta') answer.add(ev.delta, ev.finishReason, ev.logprobs, ev.meta);
+      else if (ev.type === 'delta') {
+        answer.add(ev.delta, ev.finishReason, ev.logprobs, ev.meta);
+        if (ev.stopSequence !== undefined) answer.stopSequence = ev.stopSequence;
+      }
       else if (ev.meta !== undefined) answer.meta = { ...answer.meta, ...ev.meta };
     }
   } catch (e) {
@@ -45,5 +54,5 @@ export async function completeNonStreaming(completion: Completion): Promise<Chat
   // What the upstream said of itself, where OpenAI puts it (before `choices` matters to no client).
   if (answer.meta.serviceTier !== undefined) out.service_tier = answer.meta.serviceTier;
   if (answer.meta.systemFingerprint !== undefined) out.system_fingerprint = answer.meta.systemFingerprint;
-  return out;
+  return { answer: out, stopSequence: answer.stopSequence };
 }

@@ -13,6 +13,8 @@ export interface Finishing {
   delta: ChunkDelta;
   finish: FinishReason;
   logprobs?: ChoiceLogprobs;
+  /** The stop sequence that ended it, where the upstream said (the Anthropic door reports it). */
+  stopSequence?: string;
 }
 
 /** Why the answer did not finish, said to the client in the door's own error event. */

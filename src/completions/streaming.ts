@@ -230,7 +230,12 @@ export async function startStreaming(completion: Completion, options: StreamOpti
           if (ev.finishReason !== null) {
             // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
             if (finishing !== null) for (const bytes of encoder.delta(finishing.delta, finishing.logprobs, meta)) write(bytes);
-            finishing = { delta, finish: ev.finishReason, ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}) };
+            finishing = {
+              delta,
+              finish: ev.finishReason,
+              ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}),
+              ...(ev.stopSequence !== undefined ? { stopSequence: ev.stopSequence } : {}),
+            };
             continue;
           }
           lastWroteAt = performance.now();

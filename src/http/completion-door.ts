@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { quoteRequest } from '../billing/quote.js';
 import { Completion, type CompletionDeps } from '../completions/completion.js';
-import { completeNonStreaming } from '../completions/non-streaming.js';
+import { completeNonStreaming, type NonStreamingAnswer } from '../completions/non-streaming.js';
 import { startStreaming } from '../completions/streaming.js';
 import { SSE_HEADERS } from '../streaming/sse-encode.js';
 import type { AppDeps, AppEnv } from '../core/deps.js';
@@ -75,8 +75,8 @@ export interface CompletionDoor {
   idPrefix: string;
   /** The stream's framing; undefined: chat completions'. */
   encoder?: (completion: Completion) => StreamEncoder;
-  /** The non-streaming body. */
-  render(answer: ChatCompletion): object;
+  /** The non-streaming body; `stopSequence`: the one that ended the answer, where the upstream said. */
+  render(answer: ChatCompletion, stopSequence: string | null): object;
 }
 
 export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor): Promise<Response> {
@@ -175,14 +175,14 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
     });
     return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, ...droppedHeader(completion, bounded), 'x-request-id': requestId } });
   }
-  let answer: ChatCompletion;
+  let answer: NonStreamingAnswer;
   try {
     answer = await completeNonStreaming(completion);
   } catch (e) {
     release();
     throw e;
   }
-  const json = JSON.stringify(door.render(answer));
+  const json = JSON.stringify(door.render(answer.answer, answer.stopSequence));
   // The answer is paid for: a failure to keep it for replay must not take it from the client.
   await record({ status: 200, contentType: 'application/json', body: json });
   return c.body(json, 200, { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json' });

@@ -19,6 +19,7 @@ export async function* completionAsEvents(c: UpstreamCompletion): AsyncGenerator
     finishReason: c.finishReason,
     ...(c.logprobs ? { logprobs: c.logprobs } : {}),
     ...(c.meta ? { meta: c.meta } : {}),
+    ...(c.stopSequence !== undefined ? { stopSequence: c.stopSequence } : {}),
   };
   if (c.usage) yield { type: 'usage', usage: c.usage };
 }

@@ -46,6 +46,8 @@ export interface UpstreamCompletion {
   /** choices[0].logprobs of an OpenAI-compatible upstream; absent from the others. */
   logprobs?: ChoiceLogprobs | null;
   meta?: UpstreamMeta;
+  /** The stop sequence that ended the answer, where the upstream says which (Anthropic's `stop_sequence`). */
+  stopSequence?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface UpstreamCompletion {
  * so an answer abandoned mid-way is charged what the provider counted so far; the last one counts.
  */
 export type StreamEvent =
-  | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null; logprobs?: ChoiceLogprobs; meta?: UpstreamMeta }
+  | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null; logprobs?: ChoiceLogprobs; meta?: UpstreamMeta; stopSequence?: string }
   | { type: 'usage'; usage: UpstreamTokens; meta?: UpstreamMeta };
 
 /** Why an upstream call failed, in terms the failover logic can act on. */

@@ -379,6 +379,42 @@ describe.each(TARGETS)('POST /v1/messages via $alias -> $name', (target) => {
     await expectCharged(s, target);
   });
 
+  it('a tool_result carrying an image (a screenshot tool): the image reaches the target, not only the text', async () => {
+    const s = await session();
+    const shot = b64(png(8, 8));
+    const tool: Anthropic.Tool = { name: 'screenshot', description: 'A screenshot of the screen', input_schema: { type: 'object', properties: {} } };
+    const msg = await clientOf(s).messages.create({
+      model: target.alias,
+      max_tokens: 256,
+      tools: [tool],
+      messages: [
+        { role: 'user', content: 'Take a screenshot' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_shot1', name: 'screenshot', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_shot1',
+              content: [
+                { type: 'text', text: 'Here it is.' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: shot } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const [rec] = upstreamOf(s);
+    expect(rec?.reply.status, JSON.stringify(rec?.reply.error)).toBe(200);
+    // The image in the turn may lead the model to call the tool again: then there is no text (null recorded).
+    expect(textOf(msg)).toBe(rec?.reply.text ?? '');
+    // Anthropic takes images inside tool_result; an OpenAI target, whose tool messages are text only, can get
+    // it in a user message after the tool message. Either way, dropping it silently loses what the tool saw.
+    expect.soft(JSON.stringify(rec?.body.messages), 'the screenshot in what the target received').toContain(shot);
+    await expectCharged(s, target);
+  });
+
   it('tool_choice: tool (with disable_parallel_tool_use), any and none, in the target\'s terms', async () => {
     const s = await session();
     const client = clientOf(s);
@@ -405,45 +441,60 @@ describe.each(TARGETS)('POST /v1/messages via $alias -> $name', (target) => {
     await expectCharged(s, target);
   });
 
-  it('attachments: system as text blocks, an image (base64 and url) and a PDF document reach the target', async () => {
+  it('attachments: system as text blocks, an image (base64, then by url) and a PDF document reach the target', async () => {
     const s = await session();
+    const client = clientOf(s);
     const image = b64(png(16, 16));
     const doc = pdfBase64(1);
-    const msg = await clientOf(s).messages.create({
+    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: SYSTEM }, { type: 'text', text: 'Answer in English.', cache_control: { type: 'ephemeral' } }];
+    // Two requests: an image URL is held at the largest image the target takes (docs/attachments.md), which
+    // beside the rest would pass svc-fast's 64,000-token window on gpt-4o-mini.
+    const inline = await client.messages.create({
       model: target.alias,
       max_tokens: 256,
-      system: [{ type: 'text', text: SYSTEM }, { type: 'text', text: 'Answer in English.', cache_control: { type: 'ephemeral' } }],
+      system,
       messages: [
         {
           role: 'user',
           content: [
             { type: 'image', source: { type: 'base64', media_type: 'image/png', data: image } },
-            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
             { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: doc }, title: 'report.pdf' },
             { type: 'text', text: TEXT_PROMPT },
           ],
         },
       ],
     });
-    const [rec] = upstreamOf(s);
+    const byUrl = await client.messages.create({
+      model: target.alias,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }, { type: 'text', text: TEXT_PROMPT }] }],
+    });
+    const [rec, recUrl] = upstreamOf(s);
     expect(rec?.reply.status, JSON.stringify(rec?.reply.error)).toBe(200);
-    expect(textOf(msg)).toBe(rec?.reply.text);
-    const messages = (rec?.body.messages as Json[] | undefined) ?? [];
-    const user = messages.find((m) => m.role === 'user');
-    const parts = Array.isArray(user?.content) ? (user.content as Json[]) : [];
+    expect(recUrl?.reply.status, JSON.stringify(recUrl?.reply.error)).toBe(200);
+    expect(textOf(inline)).toBe(rec?.reply.text);
+    expect(textOf(byUrl)).toBe(recUrl?.reply.text);
+    const userParts = (r: Recorded | undefined): Json[] => {
+      const user = ((r?.body.messages as Json[] | undefined) ?? []).find((m) => m.role === 'user');
+      return Array.isArray(user?.content) ? (user.content as Json[]) : [];
+    };
+    const parts = userParts(rec);
+    const urlParts = userParts(recUrl);
     if (target.kind === 'openai') {
-      expect(messages[0]).toEqual({ role: 'system', content: `${SYSTEM}\n\nAnswer in English.` });
-      expect(parts.map((p) => p.type)).toEqual(['image_url', 'image_url', 'file', 'text']);
+      expect((rec?.body.messages as Json[])[0]).toEqual({ role: 'system', content: `${SYSTEM}\n\nAnswer in English.` });
+      expect(parts.map((p) => p.type)).toEqual(['image_url', 'file', 'text']);
       expect(parts[0]).toMatchObject({ image_url: { url: `data:image/png;base64,${image}` } });
-      expect(parts[1]).toMatchObject({ image_url: { url: 'https://example.com/cat.png' } });
-      expect(parts[2]).toMatchObject({ file: { file_data: `data:application/pdf;base64,${doc}` } });
+      expect(parts[1]).toMatchObject({ file: { file_data: `data:application/pdf;base64,${doc}` } });
+      expect(urlParts.map((p) => p.type)).toEqual(['image_url', 'text']);
+      expect(urlParts[0]).toMatchObject({ image_url: { url: 'https://example.com/cat.png' } });
     } else {
       expect(JSON.stringify(rec?.body.system)).toContain(SYSTEM);
       expect(JSON.stringify(rec?.body.system)).toContain('Answer in English.');
-      expect(parts.map((p) => p.type)).toEqual(['image', 'image', 'document', 'text']);
+      expect(parts.map((p) => p.type)).toEqual(['image', 'document', 'text']);
       expect(parts[0]).toMatchObject({ source: { type: 'base64', media_type: 'image/png', data: image } });
-      expect(parts[1]).toMatchObject({ source: { type: 'url', url: 'https://example.com/cat.png' } });
-      expect(parts[2]).toMatchObject({ source: { type: 'base64', media_type: 'application/pdf', data: doc } });
+      expect(parts[1]).toMatchObject({ source: { type: 'base64', media_type: 'application/pdf', data: doc } });
+      expect(urlParts.map((p) => p.type)).toEqual(['image', 'text']);
+      expect(urlParts[0]).toMatchObject({ source: { type: 'url', url: 'https://example.com/cat.png' } });
     }
     await expectCharged(s, target);
   });

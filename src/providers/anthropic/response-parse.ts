@@ -84,6 +84,7 @@ export function parseMessage(payload: unknown, echo: PrefillEcho | null): Upstre
     finishReason: finishReasonOf(payload.stop_reason, toolCalls.length > 0),
     usage: isRecord(payload.usage) ? tokensOf(payload.usage) : null,
     model: typeof payload.model === 'string' ? payload.model : null,
+    ...(typeof payload.stop_sequence === 'string' ? { stopSequence: payload.stop_sequence } : {}),
   };
 }
 

@@ -69,6 +69,7 @@ class EventTranslator {
   private readonly blocks = new Map<number, Block>();
   private toolCalls = 0;
   private stopReason: unknown = null;
+  private stopSequence: string | null = null;
   private usage: Record<string, unknown> = {};
 
   constructor(private readonly echo: PrefillEcho | null) {}
@@ -86,6 +87,7 @@ class EventTranslator {
       case 'message_delta':
         if (isRecord(e.delta) && e.delta.stop_reason !== undefined && e.delta.stop_reason !== null) {
           this.stopReason = e.delta.stop_reason;
+          if (typeof e.delta.stop_sequence === 'string') this.stopSequence = e.delta.stop_sequence;
         }
         // Counts in message_delta are cumulative: the latest value of each field is the total.
         if (isRecord(e.usage)) this.usage = { ...this.usage, ...withoutNulls(e.usage) };
@@ -169,7 +171,12 @@ class EventTranslator {
   private messageStop(): StreamEvent[] {
     this.stopped = true;
     const events: StreamEvent[] = [
-      { type: 'delta', delta: {}, finishReason: finishReasonOf(this.stopReason, this.toolCalls > 0) },
+      {
+        type: 'delta',
+        delta: {},
+        finishReason: finishReasonOf(this.stopReason, this.toolCalls > 0),
+        ...(this.stopSequence !== null ? { stopSequence: this.stopSequence } : {}),
+      },
     ];
     const tokens = tokensOf(this.usage);
     if (tokens) events.push({ type: 'usage', usage: tokens });
