@@ -22,6 +22,8 @@
  */
 import { z } from 'zod';
 import { parseChatRequest } from '../openai/chat-request.js';
+import { MAX_STOP_SEQUENCES } from '../openai/chat-request-schema.js';
+import { invalidRequest } from '../openai/errors.js';
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from '../openai/chat-types.js';
 import { EFFORT_SHARE } from '../providers/reasoning-effort.js';
 import { validationError } from '../openai/validation-errors.js';
@@ -69,7 +71,8 @@ const messageSchema = z.object({ role: z.enum(['user', 'assistant']), content: z
 
 const toolSchema = z
   .object({
-    name: z.string().min(1).max(128),
+    // The internal request's (OpenAI's) rule, checked here so that a refusal names the door's own field.
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes'),
     description: z.string().optional(),
     input_schema: z.record(z.string(), z.unknown()),
     type: z.literal('custom').optional(),
@@ -90,7 +93,7 @@ export const messagesRequestSchema = z
     max_tokens: z.number().int().min(1),
     messages: z.array(messageSchema).min(1),
     system: z.union([z.string(), z.array(textBlock)]).optional(),
-    stop_sequences: z.array(z.string()).optional(),
+    stop_sequences: z.array(z.string()).max(MAX_STOP_SEQUENCES).optional(),
     stream: z.boolean().optional(),
     temperature: z.number().min(0).max(1).optional(),
     top_p: z.number().min(0).max(1).optional(),
@@ -117,6 +120,9 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   const parsed = messagesRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
+  if (b.thinking?.type === 'enabled' && b.thinking.budget_tokens >= b.max_tokens) {
+    throw invalidRequest('`max_tokens` must be greater than `thinking.budget_tokens`.', 'thinking.budget_tokens');
+  }
   const messages: ChatMessage[] = [];
   if (b.system !== undefined) {
     const system = typeof b.system === 'string' ? b.system : b.system.map((t) => t.text).join('\n\n');

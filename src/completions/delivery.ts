@@ -57,6 +57,11 @@ export class Delivery {
     return this.tailAnswer.length > 0 || this.tailToolCall;
   }
 
+  /** The live attempt gave its finish reason: the answer is whole, whatever happens to its stream after. */
+  get attemptFinished(): boolean {
+    return this.tailFinished;
+  }
+
   get attemptProducedToolCall(): boolean {
     return this.tailToolCall;
   }

@@ -238,8 +238,12 @@ export async function startStreaming(completion: Completion, options: StreamOpti
             };
             continue;
           }
+          // A door may have nothing to say for a delta (the legacy door for reasoning, Anthropic's for an
+          // empty argument piece): read on, since a pull that enqueues nothing is not called again.
+          const frames = encoder.delta(delta, ev.logprobs, meta);
+          if (frames.length === 0) continue;
           lastWroteAt = performance.now();
-          for (const bytes of encoder.delta(delta, ev.logprobs, meta)) write(bytes);
+          for (const bytes of frames) write(bytes);
           return;
         }
       } finally {

@@ -6,8 +6,8 @@ import { StoreError } from '../store/errors.js';
 import { validationError } from '../openai/validation-errors.js';
 import { canSee, escalation } from '../keys/key-policy.js';
 import { createApiKey, keyView } from '../keys/key-service.js';
-import { isLimited } from '../ratelimit/admit.js';
-import { inheritRateLimits } from '../ratelimit/key-limits.js';
+import { isLimited, refuseTooDeep } from '../ratelimit/admit.js';
+import { inheritRateLimits, looserRateLimit } from '../ratelimit/key-limits.js';
 import { readJson } from './json-body.js';
 
 const createBody = z
@@ -44,13 +44,15 @@ export const apiKeysRoutes = new Hono<AppEnv>()
     // cannot multiply a limit. An unlimited actor has nothing to multiply, and its keys stand alone, so a key
     // can be rotated through the API (docs/api.md, "Key families"). An actor revoked since its
     // authentication cannot have a child.
-    const { store, rateLimiting } = c.get('deps');
+    const { store, rateLimiting, limits } = c.get('deps');
+    const limited = isLimited(actor, rateLimiting.defaults);
+    if (limited) await refuseTooDeep(actor, { findKey: (id) => store.keys.findKey(id), retryDelaysMs: limits.ledgerRetryDelaysMs });
     const created = await createApiKey(store.keys, {
       accountId: actor.accountId,
       name: b.name ?? null,
       ...wanted,
       ...rate,
-      parentKeyId: isLimited(actor, rateLimiting.defaults) ? actor.id : null,
+      parentKeyId: limited ? actor.id : null,
     }).catch((error: unknown) => {
       if (error instanceof StoreError && error.code === 'not_found') throw unauthorized('revoked_api_key', 'This API key has been revoked.');
       throw error;
@@ -69,6 +71,9 @@ export const apiKeysRoutes = new Hono<AppEnv>()
     if (target.id !== actor.id) {
       const refused = escalation(actor, target);
       if (refused) throw forbidden('key_escalation', refused.message);
+      // A rate-limited key may not revoke a looser one (it could not have created it either).
+      const looser = looserRateLimit(actor, target);
+      if (looser) throw forbidden('key_escalation', `A key with a ${looser} cannot revoke a key with a higher one or none.`, looser);
     }
     // Revokes the key's descendants with it, in the same step.
     const revoked = await store.keys.revokeKey(id);

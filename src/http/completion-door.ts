@@ -71,6 +71,8 @@ function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
  */
 export interface CompletionDoor {
   parse(body: Record<string, unknown>): ChatRequest;
+  /** Which door an Idempotency-Key's request came through (absent: chat completions). */
+  scope?: string;
   /** Prefix of the answer's id (`chatcmpl-`, `cmpl-`). */
   idPrefix: string;
   /** The stream's framing; undefined: chat completions'. */
@@ -107,7 +109,7 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
   let idempotent: IdempotentRequest | null = null;
   let holdId = newTimeOrderedId('hold_');
   if (idempotencyKey !== null) {
-    const fingerprint = await requestFingerprint(await c.req.text(), qualityBias);
+    const fingerprint = await requestFingerprint(await c.req.text(), qualityBias, door.scope ?? '');
     const claim = await IdempotentRequest.claim(deps.store.idempotency, { keyId: key.id, key: idempotencyKey, fingerprint });
     if ('replay' in claim) return replayed(c, claim.replay);
     idempotent = claim.claimed;

@@ -7,6 +7,7 @@ import { serveCompletion, type CompletionDoor } from './completion-door.js';
 
 const legacyDoor: CompletionDoor = {
   parse: parseLegacyRequest,
+  scope: 'completions',
   idPrefix: 'cmpl-',
   encoder: (completion) =>
     new LegacyStreamEncoder(completion.spec.completionId, completion.created, completion.spec.route.entry.id, completion.spec.request.include_usage),

@@ -42,8 +42,12 @@ async function sha256(text: string): Promise<string> {
 }
 
 /** What makes two requests "the same": the body as sent and the headers that change the answer. */
-export function requestFingerprint(body: string, qualityBias: number | null): Promise<string> {
-  return sha256(`${qualityBias ?? ''}\n${body}`);
+/**
+ * `scope`: the door, so that one body valid on two doors is two requests (each answered in its own shape);
+ * empty for the chat door, whose fingerprints predate the others.
+ */
+export function requestFingerprint(body: string, qualityBias: number | null, scope = ''): Promise<string> {
+  return sha256(`${scope === '' ? '' : `${scope}\n`}${qualityBias ?? ''}\n${body}`);
 }
 
 /** The hold id of an idempotent request: the same for every retry of it, unique per API key and key. */

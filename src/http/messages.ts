@@ -17,6 +17,7 @@ import { readJson } from './json-body.js';
 
 const messagesDoor: CompletionDoor = {
   parse: parseMessagesRequest,
+  scope: 'messages',
   idPrefix: 'msg_',
   encoder: (completion) => new MessagesStreamEncoder(completion.spec.completionId, completion.spec.route.entry.id, completion.spec.quote.promptTokens),
   render: renderMessage,

@@ -7,6 +7,7 @@
  * rate limit. The ancestors are read from the store (one read each, only for keys that have a parent).
  */
 import { withLedgerRetries } from '../billing/meter.js';
+import { forbidden, type GatewayError } from '../openai/errors.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.js';
 import { limitsFor, type RateLimiter, type RateLimits } from './rate-limiter.js';
@@ -23,8 +24,15 @@ export interface KeyLookup {
   retryDelaysMs: readonly number[];
 }
 
-/** Families are shallow in practice; a bound keeps a corrupted parent chain from looping. */
-const MAX_FAMILY_DEPTH = 32;
+/**
+ * How deep a key family may go (a key and its ancestors). Creation refuses a child beyond it, and a chain
+ * found longer (a corrupted parent chain) refuses the request: a window left out would be a limit escaped.
+ */
+export const MAX_FAMILY_DEPTH = 16;
+
+function familyTooDeep(): GatewayError {
+  return forbidden('key_family_too_deep', `Key families may be at most ${MAX_FAMILY_DEPTH} keys deep: create this key from a key nearer the operator's.`);
+}
 
 /** Whether a key's requests are limited in any way, so that keys it creates must be its children. */
 export function isLimited(key: Pick<ApiKeyRecord, 'dailyCreditLimit' | 'rpmLimit' | 'tpmLimit'>, defaults: RateLimits): boolean {
@@ -41,6 +49,7 @@ export async function admitRate(
 ): Promise<Record<string, string>> {
   const limits = limitsFor(key, rate.defaults);
   const family = key.parentKeyId === null ? [] : await ancestorsOf(key, keys);
+  if (family.length >= MAX_FAMILY_DEPTH) throw familyTooDeep();
   const ancestors = family.map((k) => ({ keyId: k.id, limits: limitsFor(k, rate.defaults) })).filter((w) => w.limits.rpm !== null || w.limits.tpm !== null);
   if (limits.rpm === null && limits.tpm === null && ancestors.length === 0) return {};
   const tokens = quote.promptTokens + quote.maxOutputTokens;
@@ -49,12 +58,23 @@ export async function admitRate(
   return rateLimitHeaders(decision);
 }
 
-/** The key's parent, grandparent ... up to a key with no parent, nearest first. */
+/** A key created by `creator` would be too deep in its family: refused (403 key_family_too_deep). */
+export async function refuseTooDeep(creator: ApiKeyRecord, keys: KeyLookup): Promise<void> {
+  if (creator.parentKeyId === null) return;
+  if ((await ancestorsOf(creator, keys)).length + 2 > MAX_FAMILY_DEPTH) throw familyTooDeep();
+}
+
+/**
+ * The key's parent, grandparent ... up to a key with no parent, nearest first. Past MAX_FAMILY_DEPTH it
+ * stops with that many, which the callers refuse.
+ */
 async function ancestorsOf(key: ApiKeyRecord, keys: KeyLookup): Promise<ApiKeyRecord[]> {
   const out: ApiKeyRecord[] = [];
   const seen = new Set([key.id]);
   let parent = key.parentKeyId;
-  while (parent !== null && !seen.has(parent) && out.length < MAX_FAMILY_DEPTH) {
+  while (parent !== null && out.length < MAX_FAMILY_DEPTH) {
+    // A cycle cannot be made through the API; met anyway, the chain is not one to trust.
+    if (seen.has(parent)) throw familyTooDeep();
     const id = parent;
     const found = await withLedgerRetries(() => keys.findKey(id), keys.retryDelaysMs);
     if (found === null) break;

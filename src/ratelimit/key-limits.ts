@@ -12,6 +12,19 @@ export interface KeyRateLimits {
 
 const NAMES = { rpmLimit: 'rpm_limit', tpmLimit: 'tpm_limit' } as const;
 
+/**
+ * Whether `target` has a looser rate limit than `actor` (none, or a higher one, where the actor has one):
+ * a limited key may not manage it (revoke it), as it may not create it.
+ */
+export function looserRateLimit(actor: KeyRateLimits, target: KeyRateLimits): string | null {
+  for (const field of ['rpmLimit', 'tpmLimit'] as const) {
+    const own = actor[field];
+    const theirs = target[field];
+    if (own !== null && (theirs === null || theirs > own)) return NAMES[field];
+  }
+  return null;
+}
+
 export function inheritRateLimits(
   creator: KeyRateLimits,
   asked: { rpmLimit: number | null | undefined; tpmLimit: number | null | undefined },

@@ -127,6 +127,13 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       } catch (raw) {
         // return() closed this attempt meanwhile (the client went away): nothing more to read.
         if (this.live !== live) return { done: true, value: undefined };
+        // The answer had finished (its finish reason arrived): an upstream cut before its end of stream
+        // loses nothing the client needs, and continuing it on another target would add to a whole answer.
+        // (Our own abort, the client gone or a shutdown, still ends it as such.)
+        if (this.options.delivery.attemptFinished && asUpstreamError(raw).kind !== 'aborted') {
+          this.succeed(live);
+          return { done: true, value: undefined };
+        }
         const failed = await this.fail(live, asUpstreamError(raw));
         if (failed !== null) return { done: false, value: failed };
         continue;
