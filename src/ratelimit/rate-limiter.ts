@@ -40,30 +40,24 @@ export interface WindowVerdict {
 }
 
 /**
- * The decision over every window of the request: admitted if all admit. The headers speak for the window
- * that binds: when refused, the one that must wait longest (or the one the request is too large for); when
- * admitted, the one with the fewest requests (then tokens) left.
+ * The decision over every window of the request: admitted if all admit. Each dimension's headers speak for
+ * the window that binds it: the fewest requests (or tokens) left among the windows limiting it. A refused
+ * request waits for the slowest window, and a request too large for any window's tpm can never pass.
  */
 export function decideOver(verdicts: readonly WindowVerdict[]): RateDecision {
   const allowed = verdicts.every((v) => v.ok);
   const tooLarge = verdicts.some((v) => v.tooLarge);
-  const left = (v: WindowVerdict): [number, number] => [
-    v.limits.rpm === null ? Infinity : v.limits.rpm - v.count,
-    v.limits.tpm === null ? Infinity : v.limits.tpm - v.tokens,
-  ];
-  let binding = verdicts[0] as WindowVerdict;
+  let requests: WindowState | null = null;
+  let tokens: WindowState | null = null;
   for (const v of verdicts) {
-    if (allowed) {
-      const [r, t] = left(v);
-      const [br, bt] = left(binding);
-      if (r < br || (r === br && t < bt)) binding = v;
-    } else if (tooLarge ? v.tooLarge && !binding.tooLarge : !v.ok && (binding.ok || v.retryAfterMs > binding.retryAfterMs)) {
-      binding = v;
-    }
+    const states = windowStates(v.limits, v.count, v.tokens, v.resetMs);
+    if (states.requests !== null && (requests === null || states.requests.remaining < requests.remaining)) requests = states.requests;
+    if (states.tokens !== null && (tokens === null || states.tokens.remaining < tokens.remaining)) tokens = states.tokens;
   }
   return {
     allowed,
-    ...windowStates(binding.limits, binding.count, binding.tokens, binding.resetMs),
+    requests,
+    tokens,
     retryAfterMs: allowed || tooLarge ? 0 : Math.max(...verdicts.map((v) => v.retryAfterMs)),
     tooLarge,
   };
