@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/schema.js';
 import { startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
+import { sseChunk } from '../helpers/openai-sse.js';
 import { anthropicMessagesHandler } from '../helpers/recording-upstream/anthropic-messages.js';
 import { isRecord } from '../helpers/recording-upstream/answer-plan.js';
 import { openAIChatHandler } from '../helpers/recording-upstream/openai-chat.js';
@@ -764,6 +765,67 @@ describe('errors in the Anthropic envelope', () => {
     expectEnvelope(empty, 400, 'invalid_request_error');
   });
 
+  // The door's own rules, checked at the door: a refusal must name the field the client sent (an Anthropic
+  // client has no `stop` or `tools[0].function`), and a body Anthropic refuses must not reach a target.
+  it.each([2048, 4096])('thinking.budget_tokens %i with max_tokens 2048 -> BadRequestError naming both, nothing moved', async (budget) => {
+    const s = await session();
+    const balance = await gw.store.ledger.balance(account.accountId, 'live');
+    const err: unknown = await clientOf(s)
+      .messages.create({ model: 'svc-code', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: budget }, messages: [{ role: 'user', content: REASONING_PROMPT }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expectEnvelope(err, 400, 'invalid_request_error');
+    expect((err as APIError).apiMessage).toContain('budget_tokens');
+    expect((err as APIError).apiMessage).toContain('max_tokens');
+    await expectNothingMoved(s, balance);
+  });
+
+  it('17 stop_sequences -> BadRequestError naming stop_sequences, nothing moved; 16 are taken', async () => {
+    const s = await session();
+    const balance = await gw.store.ledger.balance(account.accountId, 'live');
+    const ask = (n: number) =>
+      ({
+        model: 'svc-code',
+        max_tokens: 64,
+        stop_sequences: Array.from({ length: n }, (_, i) => `STOP${i}`),
+        messages: [{ role: 'user', content: TEXT_PROMPT }],
+      }) as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const err: unknown = await clientOf(s).messages.create(ask(17)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expectEnvelope(err, 400, 'invalid_request_error');
+    expect((err as APIError).apiMessage).toContain('stop_sequences');
+    await expectNothingMoved(s, balance);
+    // The bound is 16, as the chat door's `stop`: one fewer is served, whole to an Anthropic target (an
+    // OpenAI one takes 4, and drops the rest by name).
+    const served = await session();
+    await clientOf(served).messages.create(ask(16));
+    expect(served.upstream('anthropic')[0]?.body.stop_sequences).toHaveLength(16);
+    await expectCharged(served);
+  });
+
+  it('a tool name of 65 characters -> BadRequestError naming tools[0].name, nothing moved; 64 are taken', async () => {
+    const s = await session();
+    const balance = await gw.store.ledger.balance(account.accountId, 'live');
+    const ask = (name: string): Anthropic.MessageCreateParamsNonStreaming => ({
+      model: 'svc-fast',
+      max_tokens: 64,
+      tools: [{ ...WEATHER_TOOL, name }],
+      messages: [{ role: 'user', content: TEXT_PROMPT }],
+    });
+    const err: unknown = await clientOf(s).messages.create(ask('t'.repeat(65))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expectEnvelope(err, 400, 'invalid_request_error');
+    const message = (err as APIError).apiMessage ?? '';
+    // The door's field, not the internal request's (`tools[0].function.name`), which this client never sent.
+    expect(message).toContain('tools[0].name');
+    expect(message).not.toContain('function');
+    await expectNothingMoved(s, balance);
+    const served = await session();
+    await clientOf(served).messages.create(ask('t'.repeat(64)));
+    expect(served.upstream('openai')[0]?.reply.status).toBe(200);
+    await expectCharged(served);
+  });
+
   it('a body that is not JSON -> 400 invalid_request_error', async () => {
     const res = await fetch(`${origin}/v1/messages`, {
       method: 'POST',
@@ -910,5 +972,99 @@ describe('endings, against an Anthropic upstream that answers them', () => {
     expect(await egw.store.ledger.countPendingHolds(eacct.accountId)).toBe(0);
     // Both broken streams charged what the first one's svc says, each (the same delivered part).
     expect(await spent()).toBe(before + 2 * (error.svc?.credits_used ?? NaN));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// A tool-call stream with empty argument pieces, from an OpenAI-compatible upstream
+
+describe('a tool call streamed with empty argument pieces', () => {
+  // OpenAI-compatible servers may send a tool call's arguments in pieces of which some are empty
+  // (`"arguments": ""`) after the block opened. The Anthropic encoder has nothing to write for such a piece;
+  // before the fix the stream's pull then returned having enqueued nothing, was never called again, and the
+  // answer hung until the write deadline cut it. The deadline is short here so that a stall shows as one.
+  const WRITE_TIMEOUT_MS = 3000;
+  const ARGS = ['{"city":', '', '"Paris"', '', '', '}'];
+  let tools: FixtureServer;
+  let tgw: TestGateway;
+  let tacct: Seeded;
+  let torigin: string;
+
+  function toolCallHandler(_req: IncomingMessage, res: ServerResponse, raw: string): void {
+    const body = JSON.parse(raw) as Json;
+    if (body.stream !== true) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'this upstream streams only', type: 'invalid_request_error' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sseChunk({ role: 'assistant', content: null }));
+    // The block opens with an empty piece, as OpenAI's do; then empty pieces between the real ones.
+    res.write(sseChunk({ tool_calls: [{ index: 0, id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }));
+    for (const piece of ARGS) res.write(sseChunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+    res.write(sseChunk({}, 'tool_calls'));
+    res.write(sseChunk({}, null, { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 }));
+    res.end('data: [DONE]\n\n');
+  }
+
+  beforeAll(async () => {
+    tools = await startFixtureServer({ tools: toolCallHandler });
+    const target = { provider: 'tools', model: 'gpt-4o-mini' };
+    tgw = await startTestGateway({
+      config: parseConfig({
+        server: { write_timeout_ms: WRITE_TIMEOUT_MS },
+        providers: { tools: { type: 'openai-compatible', base_url: tools.baseUrl('tools'), paid: false } },
+        aliases: { 'svc-fast': { targets: [target] }, 'svc-code': { targets: [target] }, 'svc-smart': { targets: [target] } },
+      }),
+    });
+    tacct = await tgw.seed({ purchased: 1_000_000 });
+    torigin = new URL(tgw.url).origin;
+  });
+  afterAll(async () => {
+    await tgw?.close();
+    await tools?.close();
+  });
+
+  it('the stream goes on past them: one tool_use block with the whole input, promptly, charged', async () => {
+    const before = await tgw.store.ledger.balance(tacct.accountId, 'live');
+    const started = performance.now();
+    const res = await fetch(`${torigin}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': tacct.secret, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'svc-fast', max_tokens: 256, stream: true, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: TOOL_PROMPT }] }),
+    });
+    expect(res.status).toBe(200);
+    // A stalled stream is cut at the deadline: kept as text, so that the elapsed time is what fails.
+    const raw = await res.text().catch((e: unknown) => `(the stream was cut: ${String(e)})`);
+    const elapsed = performance.now() - started;
+    expect(elapsed, `the stream took ${Math.round(elapsed)} ms`).toBeLessThan(WRITE_TIMEOUT_MS / 2);
+    const events = sseEvents(raw);
+    expect(events.map((e) => e.event).join(' ')).toMatch(/^message_start content_block_start( content_block_delta)+ content_block_stop message_delta message_stop$/);
+    expect(events[1]?.data).toEqual({
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'tool_use', id: 'call_weather_1', name: 'get_weather', input: {} },
+    });
+    const deltas = events.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta as { type: string; partial_json: string });
+    // Only the pieces that carry something are relayed: an empty input_json_delta says nothing.
+    expect(deltas.map((d) => d.type)).toEqual(deltas.map(() => 'input_json_delta'));
+    expect(deltas.map((d) => d.partial_json)).toEqual(ARGS.filter((a) => a !== ''));
+    expect(JSON.parse(deltas.map((d) => d.partial_json).join(''))).toEqual({ city: 'Paris' });
+    const messageDelta = events.at(-2)?.data as { delta: Json; usage: Json; svc: Svc };
+    expect(messageDelta.delta).toEqual({ stop_reason: 'tool_use', stop_sequence: null });
+    expect(messageDelta.usage).toMatchObject({ output_tokens: 12 });
+    // Completed: the upstream's reported usage charged, nothing left held.
+    expect(messageDelta.svc.tokens_metered.completion).toBe(12);
+    const after = await tgw.store.ledger.balance(tacct.accountId, 'live');
+    expect(after.purchased).toBe(before.purchased - messageDelta.svc.credits_used);
+    expect(after.reserved).toBe(0);
+  });
+
+  it('the SDK assembles the tool_use block from it', async () => {
+    const client = new Anthropic({ baseURL: torigin, apiKey: tacct.secret, maxRetries: 0 });
+    const started = performance.now();
+    const msg = await client.messages.stream({ model: 'svc-fast', max_tokens: 256, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: TOOL_PROMPT }] }).finalMessage();
+    expect(performance.now() - started).toBeLessThan(WRITE_TIMEOUT_MS / 2);
+    expect(msg.stop_reason).toBe('tool_use');
+    expect(msg.content).toEqual([{ type: 'tool_use', id: 'call_weather_1', name: 'get_weather', input: { city: 'Paris' } }]);
   });
 });

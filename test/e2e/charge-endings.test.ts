@@ -20,6 +20,7 @@ import { sleep, sseChunk } from '../helpers/openai-sse.js';
 const GRANT = 1_000_000;
 const FAST = CATALOG['svc-fast'];
 const WORDS = ['The', ' lighthouse', ' keeper', ' counted', ' the', ' ships', ' at', ' dusk.'];
+const SECOND_WORDS = ['A', ' second', ' opinion.'];
 
 
 
@@ -76,6 +77,19 @@ beforeAll(async () => {
       await sleep(20);
       res.destroy();
     },
+    // The whole answer, its finish reason and its usage, then the connection cut before `[DONE]`.
+    finished_then_cut: async (_req, res) => {
+      sseHead(res);
+      res.write(sseChunk({ role: 'assistant', content: '' }));
+      for (const w of WORDS) res.write(sseChunk({ content: w }));
+      res.write(sseChunk({}, 'stop'));
+      res.write(sseChunk({}, null, { prompt_tokens: 29, completion_tokens: 77 }));
+      // Let the bytes reach the gateway, then cut: no [DONE], no clean end of the chunked body.
+      await sleep(20);
+      res.destroy();
+    },
+    // Another answer, told apart from WORDS: text of it in a reply means this target was asked.
+    second_opinion: answer({ words: SECOND_WORDS, usage: { prompt_tokens: 31, completion_tokens: 5 } }),
     bad_usage: answer({ usage: { prompt_tokens: -4, completion_tokens: 2.5 } }),
     huge_usage: answer({ words: ['Hi'], usage: { prompt_tokens: 20, completion_tokens: 90_000 } }),
     flood: async (_req, res) => {
@@ -377,6 +391,67 @@ describe.each([true, false])('stream=%s', (stream) => {
     const [event] = await expectBooksBalance(s);
     expect(event?.outcome).toBe('upstream_error');
     expect(event?.completion_tokens).toBeGreaterThanOrEqual(3);
+  });
+
+  it('upstream cut after its finish reason, before [DONE]: the answer as it was, once, from the first target alone; charged its usage once', async () => {
+    // Before the fix, the cut counted as a failure of a partial answer: a stream went on with a continuation
+    // from the second target after the whole answer (the text and a second finish), and a non-streaming
+    // request was restarted there (the client got the second target's answer). The answer had finished:
+    // nothing of it was lost, and the first target served it.
+    const s = await gatewayFor(['finished_then_cut', 'second_opinion']);
+    const asked = (scenario: string): number => upstream.requests.filter((r) => r.path.startsWith(`/${scenario}/`)).length;
+    const secondBefore = asked('second_opinion');
+    const firstBefore = asked('finished_then_cut');
+    const res = await chat(s.gw, s.seeded.secret, body(stream));
+    expect(res.status).toBe(200);
+    const raw = await res.text();
+    interface Choice {
+      delta?: { content?: string | null };
+      message?: { content: string | null };
+      finish_reason: string | null;
+    }
+    interface Svc {
+      credits_used: number;
+      tokens_metered: { prompt: number; completion: number };
+      attempts?: { outcome: string }[];
+    }
+    let text: string;
+    let finishes: (string | null)[];
+    let svc: Svc;
+    if (stream) {
+      const data = sseData(raw);
+      expect(data.at(-1)).toBe('[DONE]');
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as { choices: Choice[]; svc?: Svc; error?: unknown });
+      expect(chunks.filter((c) => c.error !== undefined)).toEqual([]);
+      const choices = chunks.flatMap((c) => c.choices);
+      text = choices.map((c) => c.delta?.content ?? '').join('');
+      finishes = choices.map((c) => c.finish_reason).filter((f) => f !== null);
+      const carrying = chunks.filter((c) => c.svc !== undefined);
+      expect(carrying).toHaveLength(1);
+      svc = carrying[0]?.svc as Svc;
+    } else {
+      const completion = JSON.parse(raw) as { choices: Choice[]; svc: Svc };
+      expect(completion.choices).toHaveLength(1);
+      text = completion.choices[0]?.message?.content ?? '';
+      finishes = completion.choices.map((c) => c.finish_reason);
+      svc = completion.svc;
+    }
+    expect(text).toBe(WORDS.join(''));
+    expect(finishes).toEqual(['stop']);
+    // `attempts` is there only when more than one target was tried.
+    expect(svc.attempts?.map((a) => a.outcome) ?? ['ok']).toEqual(['ok']);
+    expect(asked('finished_then_cut')).toBe(firstBefore + 1);
+    expect(asked('second_opinion')).toBe(secondBefore);
+    // Charged once, the usage the first target reported.
+    expect(svc.tokens_metered).toMatchObject({ prompt: 29, completion: 77 });
+    expect(svc.credits_used).toBe(creditCost(FAST, 29, 77));
+    const [event, ...rest] = await expectBooksBalance(s);
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({ prompt_tokens: 29, completion_tokens: 77, outcome: 'completed', credits: creditCost(FAST, 29, 77), shortfall_credits: 0 });
+    // The target answered whole: its breaker counts a success, not a failure.
+    const health = await healthOf(s.gw);
+    expect(health.find((h) => h.target === 'p0/m')).toMatchObject({ failures: 0, successes: 1 });
+    expect(health.find((h) => h.target === 'p1/m')).toMatchObject({ failures: 0, successes: 0 });
   });
 
   it('bad upstream usage (negative, fractional): the gateway\'s count, never a 500', async () => {

@@ -50,3 +50,52 @@ it.each([
   expect(first.status).toBeLessThan(500);
   expect(second.status).toBeLessThan(500);
 }, 30_000);
+
+/** POST to a door of the gateway (`/messages`, `/chat/completions`) with an Idempotency-Key. */
+async function post(path: string, key: string, body: string): Promise<{ status: number; replayed: string | null; json: Record<string, unknown> }> {
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${seeded.secret}`, 'content-type': 'application/json', 'idempotency-key': key },
+    body,
+  });
+  return { status: res.status, replayed: res.headers.get('idempotent-replayed'), json: (await res.json()) as Record<string, unknown> };
+}
+
+// A body both doors take: Anthropic's Messages and OpenAI's chat completions share these three fields.
+const both = JSON.stringify({ model: 'svc-fast', max_tokens: 5, messages: [{ role: 'user', content: 'Hi' }] });
+
+it.each([
+  ['/messages', '/chat/completions'],
+  ['/chat/completions', '/messages'],
+] as const)('one Idempotency-Key on %s then %s: the second door is never answered in the first door\'s shape', async (firstDoor, secondDoor) => {
+  // Before, the fingerprint was the body alone: the second door found a completed request with the same
+  // fingerprint and replayed it, an Anthropic message to an OpenAI client (or the reverse). The key is now
+  // scoped by door: the same body there is another request, so the key's reuse is refused (409), as with any
+  // other body, charging nothing.
+  const key = `two-doors-${firstDoor.slice(1, 5)}`;
+  // What each door answers in: Anthropic's message, OpenAI's chat.completion.
+  const shapeOf = (json: Record<string, unknown>): unknown => (json.type === 'message' ? '/messages' : json.object === 'chat.completion' ? '/chat/completions' : json);
+  const first = await post(firstDoor, key, both);
+  expect(first.status).toBe(200);
+  expect(shapeOf(first.json)).toBe(firstDoor);
+  const balance = await gw.store.ledger.balance(seeded.accountId, 'live');
+
+  const second = await post(secondDoor, key, both);
+  expect(second.replayed, `a replay to ${secondDoor}: ${JSON.stringify(second.json)}`).toBeNull();
+  if (second.status === 200) expect(shapeOf(second.json), 'the shape of the answer').toBe(secondDoor);
+  expect(second.status).toBe(409);
+  // The refusal in the second door's own envelope.
+  if (secondDoor === '/messages') {
+    expect(second.json).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('Idempotency-Key') } });
+  } else {
+    expect(second.json).toMatchObject({ error: { type: 'invalid_request_error', code: 'idempotency_key_reused' } });
+  }
+  expect(await gw.store.ledger.balance(seeded.accountId, 'live')).toEqual(balance);
+
+  // The first door still replays its own answer, in its own shape.
+  const again = await post(firstDoor, key, both);
+  expect(again.status).toBe(200);
+  expect(again.replayed).toBe('true');
+  expect(again.json).toEqual(first.json);
+  expect(await gw.store.ledger.balance(seeded.accountId, 'live')).toEqual(balance);
+});

@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/schema.js';
 import { sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
+import { ANSWER_TEXT, reasonerHandler } from '../helpers/reasoner-upstream.js';
 import { openAIChatHandler } from '../helpers/recording-upstream/openai-chat.js';
 import { Recording } from '../helpers/recording-upstream/recording.js';
 import { startFixtureServer, type FixtureServer } from '../providers/helpers/fixture-server.js';
@@ -141,5 +142,67 @@ describe('POST /v1/completions', () => {
     const r = await client.completions.create({ model: 'svc-code', prompt: 'Say hello.', max_tokens: 32 });
     const charged = (r as unknown as { svc: Svc }).svc.credits_used;
     expect((await usage()).total_credits_spent).toBe(before.total_credits_spent + charged);
+  });
+});
+
+describe('POST /v1/completions from a reasoning target', () => {
+  // A DeepSeek-style target sends its reasoning (`reasoning_content`) before any text. The legacy shape has
+  // no place for reasoning, so its encoder writes nothing for those deltas; before the fix the stream's pull
+  // then returned having enqueued nothing, was never called again, and the answer hung until the write
+  // deadline cut it. The deadline is short here so that a stall shows as one, not as a test timeout.
+  const WRITE_TIMEOUT_MS = 3000;
+  const reasonerBodies: Record<string, unknown>[] = [];
+  let reasoner: FixtureServer;
+  let rgw: TestGateway;
+  let racct: Seeded;
+
+  beforeAll(async () => {
+    reasoner = await startFixtureServer({ reasoner: reasonerHandler(reasonerBodies) });
+    const target = { provider: 'reasoner', model: 'deepseek-reasoner' };
+    rgw = await startTestGateway({
+      config: parseConfig({
+        server: { write_timeout_ms: WRITE_TIMEOUT_MS },
+        providers: { reasoner: { type: 'openai-compatible', base_url: reasoner.baseUrl('reasoner'), paid: false } },
+        aliases: { 'svc-fast': { targets: [target] }, 'svc-code': { targets: [target] }, 'svc-smart': { targets: [target] } },
+      }),
+    });
+    racct = await rgw.seed({ purchased: 1_000_000 });
+  });
+  afterAll(async () => {
+    await rgw?.close();
+    await reasoner?.close();
+  });
+
+  it.each([false, true])('streams the text promptly and whole, then [DONE], not stalled on the reasoning deltas (include_usage: %s)', async (includeUsage) => {
+    const before = await rgw.store.ledger.balance(racct.accountId, 'live');
+    const started = performance.now();
+    const res = await fetch(`${rgw.url}/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${racct.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-smart', prompt: 'What is two and two?', max_tokens: 200, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) }),
+    });
+    expect(res.status).toBe(200);
+    // A stalled stream is cut at the deadline: kept as text, so that the elapsed time is what fails.
+    const raw = await res.text().catch((e: unknown) => `(the stream was cut: ${String(e)})`);
+    const elapsed = performance.now() - started;
+    // Well before the write deadline: the upstream answers at once, so the gateway has no reason to wait.
+    expect(elapsed, `the stream took ${Math.round(elapsed)} ms`).toBeLessThan(WRITE_TIMEOUT_MS / 2);
+    expect(reasonerBodies.at(-1)?.stream).toBe(true);
+    const data = sseData(raw);
+    expect(data.at(-1)).toBe('[DONE]');
+    const events = data.slice(0, -1).map((d) => JSON.parse(d) as OpenAI.Completions.Completion & { svc?: Svc; error?: unknown });
+    expect(events.filter((e) => e.error !== undefined)).toEqual([]);
+    // The answer's text exactly, and none of the reasoning (the legacy shape has no field for it).
+    expect(events.map((e) => e.choices[0]?.text ?? '').join('')).toBe(ANSWER_TEXT);
+    const finishing = includeUsage ? events.at(-2) : events.at(-1);
+    expect(finishing?.choices[0]?.finish_reason).toBe('stop');
+    const svc = events.find((e) => e.svc !== undefined)?.svc;
+    expect(svc?.credits_used).toBeGreaterThan(0);
+    // Completed, not cut: charged what the upstream reported (its 22 reasoning tokens among the 30).
+    expect(svc?.tokens_metered.completion).toBe(30);
+    if (includeUsage) expect(events.at(-1)?.usage?.completion_tokens).toBe(30);
+    const after = await rgw.store.ledger.balance(racct.accountId, 'live');
+    expect(after.purchased).toBe(before.purchased - (svc?.credits_used ?? NaN));
+    expect(after.reserved).toBe(0);
   });
 });

@@ -6,11 +6,10 @@
  * The upstreams are the recording upstreams of test/helpers/recording-upstream/: OpenAI-compatible `o3` (a
  * reasoning model that answers 400 to temperature, top_p, penalties, logprobs, logit_bias and stop, as
  * OpenAI's does) and `gpt-4o-mini`, and Anthropic for extended thinking; beside them a DeepSeek-style
- * OpenAI-compatible reasoner, which sends `reasoning_content`. Each gateway differs from the others by the
- * server switch under test. The cases of this file run one at a time (vitest's default): the recording's
- * marks rely on it.
+ * OpenAI-compatible reasoner (test/helpers/reasoner-upstream.ts), which sends `reasoning_content`. Each
+ * gateway differs from the others by the server switch under test. The cases of this file run one at a time
+ * (vitest's default): the recording's marks rely on it.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/schema.js';
 import { chat, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
@@ -18,57 +17,14 @@ import { anthropicMessagesHandler } from '../helpers/recording-upstream/anthropi
 import { isRecord } from '../helpers/recording-upstream/answer-plan.js';
 import { openAIChatHandler } from '../helpers/recording-upstream/openai-chat.js';
 import { Recording, type Recorded } from '../helpers/recording-upstream/recording.js';
-import { startFixtureServer, writeInPieces, type FixtureServer } from '../providers/helpers/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../providers/helpers/fixture-server.js';
+import { reasonerHandler, REASONING_TEXT } from '../helpers/reasoner-upstream.js';
 
 type Json = Record<string, unknown>;
 
 const DROPPED = 'x-svc-dropped-params';
 const ORIGIN = 'https://app.example.com';
 const OTHER_ORIGIN = 'https://elsewhere.example.net';
-
-// ---------------------------------------------------------------------------------------------------------
-// A DeepSeek-style reasoner: OpenAI's protocol, with the reasoning text as `reasoning_content`
-
-const REASONING_TEXT = 'Two and two make four. ';
-const ANSWER_TEXT = 'The answer is 4.';
-const REASONER_USAGE = {
-  prompt_tokens: 12,
-  completion_tokens: 30,
-  total_tokens: 42,
-  prompt_tokens_details: { cached_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 22 },
-};
-
-/** Answers every chat request with reasoning text, then the answer; streams as DeepSeek does. */
-function reasonerHandler(bodies: Json[]) {
-  return async (_req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> => {
-    const body = JSON.parse(raw) as Json;
-    bodies.push(body);
-    const head = { id: 'chatcmpl-reasoner', created: 1_780_000_000, model: String(body.model) };
-    if (body.stream !== true) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          ...head,
-          object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: ANSWER_TEXT, reasoning_content: REASONING_TEXT }, finish_reason: 'stop' }],
-          usage: REASONER_USAGE,
-        }),
-      );
-      return;
-    }
-    const frame = (choices: unknown[], extra: Json = {}): string => `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;
-    const delta = (d: Json, finish: string | null = null): string => frame([{ index: 0, delta: d, finish_reason: finish }]);
-    let sse = delta({ role: 'assistant', content: null, reasoning_content: '' });
-    for (const piece of REASONING_TEXT.match(/\S+\s*/g) ?? []) sse += delta({ content: null, reasoning_content: piece });
-    for (const piece of ANSWER_TEXT.match(/\S+\s*/g) ?? []) sse += delta({ content: piece, reasoning_content: null });
-    sse += delta({}, 'stop');
-    sse += frame([], { usage: REASONER_USAGE });
-    sse += 'data: [DONE]\n\n';
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    await writeInPieces(res, sse);
-    res.end();
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The upstreams and gateways

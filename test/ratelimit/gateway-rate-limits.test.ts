@@ -148,6 +148,90 @@ describe('rate limits in one gateway (in process)', () => {
     expect(list.data.map((d) => d.rpm_limit).sort()).toEqual([10, 10, 5, null]);
   });
 
+  it('a rate-limited key cannot revoke a looser key of its account (it could not have created one)', async () => {
+    // Before, only the environment and the daily cap were checked on revocation: a leaked key limited to 5
+    // requests a minute could revoke the account's unlimited keys, the operator's included.
+    const seeded = await seedAccount(gw.store, { purchased: 10_000_000 });
+    const limited = await createApiKey(gw.store.keys, { accountId: seeded.accountId, environment: 'live', name: 'limited', dailyCreditLimit: null, rpmLimit: 5 });
+    const higher = await createApiKey(gw.store.keys, { accountId: seeded.accountId, environment: 'live', name: 'higher', dailyCreditLimit: null, rpmLimit: 10 });
+    const revoke = (id: string) => fetch(`${gw.url}/api-keys/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${limited.secret}` } });
+    for (const id of [seeded.keyId, higher.record.id]) {
+      const res = await revoke(id);
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: { type: 'permission_error', code: 'key_escalation', param: 'rpm_limit' } });
+    }
+    // The keys it tried to revoke still work.
+    for (const secret of [seeded.secret, higher.secret]) {
+      const res = await chat(gw, secret, BODY);
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    expect((await gw.store.keys.findKey(seeded.keyId))?.revokedAt).toBeNull();
+    // A key no looser than itself (its own child, which inherits its limit) it may still revoke.
+    const child = await fetch(`${gw.url}/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${limited.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'child' }),
+    });
+    expect(child.status).toBe(201);
+    const { id: childId } = (await child.json()) as { id: string };
+    expect((await revoke(childId)).status).toBe(200);
+  });
+
+  it('key families are at most 16 deep: the 16th key is made and served within the root\'s window, the 17th is refused', async () => {
+    // Before, creation had no bound and the ancestors were read up to 32: a chain minted deeper left the
+    // root's window out of its deepest keys' requests, which the root's rate limit then did not count.
+    const root = await limitedKey(gw, { rpmLimit: 5 });
+    const mint = (secret: string) =>
+      fetch(`${gw.url}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'chain' }),
+      });
+    // Level 1 is the root (the operator's); each new key makes the next.
+    const chain = [{ id: root.keyId, secret: root.secret }];
+    for (let level = 2; level <= 16; level++) {
+      const parent = chain.at(-1) as { id: string; secret: string };
+      const res = await mint(parent.secret);
+      expect(res.status, `creating level ${level}`).toBe(201);
+      const created = (await res.json()) as { id: string; secret: string; parent_key_id: string | null; rpm_limit: number | null };
+      expect(created).toMatchObject({ parent_key_id: parent.id, rpm_limit: 5 });
+      chain.push({ id: created.id, secret: created.secret });
+    }
+    const deepest = chain.at(-1) as { id: string; secret: string };
+    const refused = await mint(deepest.secret);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { type: 'permission_error', code: 'key_family_too_deep' } });
+    expect((await gw.store.keys.listActiveKeys(root.accountId)).filter((k) => k.name === 'chain')).toHaveLength(15);
+
+    // The root spends 4 of its 5; the deepest key's first request is the 5th in the root's window.
+    for (let i = 0; i < 4; i++) {
+      const res = await chat(gw, root.secret, BODY);
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const served = await chat(gw, deepest.secret, BODY);
+    expect(served.status).toBe(200);
+    await served.text();
+    // Its own window holds one request: the 429 is the root's, which counted the deepest key's request.
+    const over = await chat(gw, deepest.secret, BODY);
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ error: { code: 'rate_limit_exceeded' } });
+    expect((await chat(gw, root.secret, BODY)).status).toBe(429);
+
+    // Keys put deeper by other means (the store, as a corrupted chain would be) are refused at request time.
+    // At level 18 the ancestors read (16) no longer reach the root: served, its request would escape the
+    // root's window, which is full.
+    let parentKeyId = deepest.id;
+    for (const level of [17, 18]) {
+      const deeper = await createApiKey(gw.store.keys, { accountId: root.accountId, environment: 'live', name: `level ${level}`, dailyCreditLimit: null, rpmLimit: 5, parentKeyId });
+      parentKeyId = deeper.record.id;
+      const res = await chat(gw, deeper.secret, BODY);
+      expect(res.status, `a request with the level-${level} key`).toBe(403);
+      expect(await res.json()).toMatchObject({ error: { type: 'permission_error', code: 'key_family_too_deep' } });
+    }
+  });
+
   it('a key without limits gets no rate-limit headers', async () => {
     const k = await limitedKey(gw, {});
     const res = await chat(gw, k.secret, BODY);
