@@ -1,5 +1,6 @@
 /**
- * The completion pipeline behind every completion door (chat, legacy completions): a request is read,
+ * The completion pipeline behind every completion door (chat, legacy completions, Anthropic Messages): a
+ * request is read,
  * authenticated (before this), quoted, rate-limited, held, routed with failover, settled once, and answered
  * in the door's shape.
  */
@@ -73,7 +74,7 @@ export interface CompletionDoor {
   parse(body: Record<string, unknown>): ChatRequest;
   /** Which door an Idempotency-Key's request came through (absent: chat completions). */
   scope?: string;
-  /** Prefix of the answer's id (`chatcmpl-`, `cmpl-`). */
+  /** Prefix of the answer's id (`chatcmpl-`, `cmpl-`, `msg_`). */
   idPrefix: string;
   /** The stream's framing; undefined: chat completions'. */
   encoder?: (completion: Completion) => StreamEncoder;
