@@ -1,8 +1,7 @@
 /**
  * The completion pipeline behind every completion door (chat, legacy completions, Anthropic Messages): a
- * request is read,
- * authenticated (before this), quoted, rate-limited, held, routed with failover, settled once, and answered
- * in the door's shape.
+ * request is read, authenticated (before this), quoted, rate-limited, held, routed with failover, settled
+ * once, and answered in the door's shape.
  */
 import type { Context } from 'hono';
 import { quoteRequest } from '../billing/quote.js';
