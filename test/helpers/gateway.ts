@@ -70,13 +70,20 @@ export async function seedAccount(store: Store, opts: SeedOptions = {}): Promise
 }
 
 export async function startTestGateway(
-  opts: { config?: GatewayConfig; clock?: Clock; adminToken?: string; adminListener?: { host: string; port: number } } = {},
+  opts: {
+    config?: GatewayConfig;
+    clock?: Clock;
+    adminToken?: string;
+    adminListener?: { host: string; port: number };
+    /** Another database than the default fresh SQLite file (a PostgreSQL URL with `?schema=`). */
+    databaseUrl?: string;
+  } = {},
 ): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-gw-'));
   const gw = await startGateway({
     config: opts.config ?? instantSandboxConfig(),
     secrets: {},
-    databaseUrl: `sqlite:${join(dir, 'gateway.db')}`,
+    databaseUrl: opts.databaseUrl ?? `sqlite:${join(dir, 'gateway.db')}`,
     port: 0,
     logger: silentLogger,
     ...(opts.clock ? { clock: opts.clock } : {}),
