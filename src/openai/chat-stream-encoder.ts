@@ -6,16 +6,16 @@
  * that carries `svc`. docs/api.md, "Streaming answer".
  */
 import type { Settlement } from '../completions/completion.js';
-import type { Finishing, StreamEncoder, StreamFailure } from '../completions/stream-encoder.js';
+import type { Finishing } from '../completions/stream-encoder.js';
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { closingFrames, streamErrorEvent } from './stream-closing.js';
+import { encodeSseJson } from '../streaming/sse-encode.js';
+import { OpenAIStreamEncoder } from './openai-stream-encoder.js';
 import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 
 type ChunkHead = Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model' | 'system_fingerprint' | 'service_tier'>;
 
-export class ChatStreamEncoder implements StreamEncoder {
+export class ChatStreamEncoder extends OpenAIStreamEncoder {
   /** What the serving upstream said of itself (system_fingerprint, service_tier): on every chunk from then on, as OpenAI does. */
   private meta: UpstreamMeta = {};
 
@@ -23,8 +23,10 @@ export class ChatStreamEncoder implements StreamEncoder {
     private readonly id: string,
     private readonly created: number,
     private readonly model: string,
-    private readonly withUsage: boolean,
-  ) {}
+    withUsage: boolean,
+  ) {
+    super(withUsage);
+  }
 
   opening(): Uint8Array[] {
     return [this.chunk({ role: 'assistant', content: '' }, null)];
@@ -35,27 +37,13 @@ export class ChatStreamEncoder implements StreamEncoder {
     return [this.chunk(delta, null, logprobs)];
   }
 
-  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
+  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): Uint8Array {
     this.meta = meta;
-    return closingFrames(
-      {
-        finishEvent: (last, withSvc) => this.chunk(last.delta, last.finish, last.logprobs, withSvc),
-        usageEvent: (settled, withSvc) => encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(settled), svc: withSvc } satisfies ChatCompletionChunk),
-      },
-      this.withUsage,
-      finishing,
-      s,
-      svc,
-      failure,
-    );
+    return this.chunk(last.delta, last.finish, last.logprobs, svc);
   }
 
-  internalError(failure: StreamFailure): Uint8Array[] {
-    return [streamErrorEvent(failure, undefined)];
-  }
-
-  done(): Uint8Array {
-    return encodeSseDone();
+  protected usageEvent(s: Settlement, svc: SvcMetadata): Uint8Array {
+    return encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk);
   }
 
   private head(): ChunkHead {

@@ -5,15 +5,15 @@
  * it, last); a stream that did not finish ends with an error event that carries `svc`.
  */
 import type { Settlement } from '../completions/completion.js';
-import type { Finishing, StreamEncoder, StreamFailure } from '../completions/stream-encoder.js';
+import type { Finishing } from '../completions/stream-encoder.js';
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseDone, encodeSseJson } from '../streaming/sse-encode.js';
-import { closingFrames, streamErrorEvent } from './stream-closing.js';
+import { encodeSseJson } from '../streaming/sse-encode.js';
+import { OpenAIStreamEncoder } from './openai-stream-encoder.js';
 import type { ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 import { legacyLogprobs, type TextCompletion } from './legacy-completions.js';
 
-export class LegacyStreamEncoder implements StreamEncoder {
+export class LegacyStreamEncoder extends OpenAIStreamEncoder {
   /** Characters of text sent so far: where the next logprobs' text_offset starts. */
   private offset = 0;
 
@@ -21,8 +21,10 @@ export class LegacyStreamEncoder implements StreamEncoder {
     private readonly id: string,
     private readonly created: number,
     private readonly model: string,
-    private readonly withUsage: boolean,
-  ) {}
+    withUsage: boolean,
+  ) {
+    super(withUsage);
+  }
 
   opening(): Uint8Array[] {
     return [];
@@ -34,27 +36,12 @@ export class LegacyStreamEncoder implements StreamEncoder {
     return [this.event(delta.content ?? '', null, logprobs, meta)];
   }
 
-  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
-    return closingFrames(
-      {
-        finishEvent: (last, withSvc) => this.event(last.delta.content ?? '', last.finish, last.logprobs, meta, withSvc),
-        usageEvent: (settled, withSvc) =>
-          encodeSseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(settled), svc: withSvc } satisfies TextCompletion),
-      },
-      this.withUsage,
-      finishing,
-      s,
-      svc,
-      failure,
-    );
+  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): Uint8Array {
+    return this.event(last.delta.content ?? '', last.finish, last.logprobs, meta, svc);
   }
 
-  internalError(failure: StreamFailure): Uint8Array[] {
-    return [streamErrorEvent(failure, undefined)];
-  }
-
-  done(): Uint8Array {
-    return encodeSseDone();
+  protected usageEvent(s: Settlement, svc: SvcMetadata): Uint8Array {
+    return encodeSseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(s), svc } satisfies TextCompletion);
   }
 
   private event(text: string, finish: FinishReason | null, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta, svc?: SvcMetadata): Uint8Array {
