@@ -10,6 +10,7 @@
  * never a second charge, never a 503 for a request the ledger already served.
  */
 import { newTimeOrderedId } from '../core/ids.js';
+import { SilenceWatch } from '../core/silence-deadline.js';
 import { GatewayError } from '../openai/errors.js';
 import { StoreError } from '../store/errors.js';
 import type { Balance, LedgerStore, ReserveResult, UsageRecord } from '../store/types.js';
@@ -73,48 +74,19 @@ const RIDE_OUT_SLACK_MS = 500;
 const HARD_BOUND_FACTOR = 4;
 
 /**
- * When a ledger call of this process last got an answer from the database (a result, or an error other than
- * unreachable). Per process: one process serves one store (tests that start several gateways in one process
- * share it, which only makes a call there wait longer, never fail sooner).
+ * Whether ledger calls of this process get answers. Per process: one process serves one store (tests that
+ * start several gateways in one process share it, which only makes a call there wait longer, never fail sooner).
  */
-let lastAnswerAt = performance.now();
+const ledgerSilence = new SilenceWatch();
 
-function answered(): void {
-  lastAnswerAt = performance.now();
-}
-
-/**
- * Rejects as unavailable once the database has been silent for `ms` (no call of this process answered) and
- * this call waited at least that long, or after `hardMs` whatever the others do.
- */
 function withinDeadline<T>(pending: Promise<T>, ms: number, hardMs: number): Promise<T> {
-  const started = performance.now();
-  return new Promise<T>((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const check = (): void => {
-      const now = performance.now();
-      const silentFor = now - lastAnswerAt;
-      if (silentFor >= ms || now - started >= hardMs) {
-        reject(new StoreError('unavailable', `the ledger did not answer within ${Math.round(now - started)} ms`));
-        return;
-      }
-      timer = setTimeout(check, Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))));
-    };
-    timer = setTimeout(check, Math.max(ms, 0));
-    // The abandoned call's own outcome, if it comes, has nobody left to hear it (but still says the database is there).
-    pending.then(
-      (value) => {
-        clearTimeout(timer);
-        answered();
-        resolve(value);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        if (!(e instanceof StoreError && e.code === 'unavailable')) answered();
-        reject(e);
-      },
-    );
-  });
+  return ledgerSilence.within(
+    pending,
+    ms,
+    hardMs,
+    (waited) => new StoreError('unavailable', `the ledger did not answer within ${Math.round(waited)} ms`),
+    (e) => !(e instanceof StoreError && e.code === 'unavailable'),
+  );
 }
 
 export class Meter {

@@ -12,6 +12,8 @@ export interface LoadResult {
   truncated: number;
   /** Connection errors and truncated streams, per instance URL. */
   failuresByInstance: Map<string, number>;
+  /** Error codes of answers other than 200 and 402 (`status code`), so a failure says what the gateway said. */
+  otherErrors: Map<string, number>;
 }
 
 export interface LoadOptions {
@@ -45,7 +47,11 @@ async function one(instance: Instance, client: LoadClient, i: number, opts: Load
   }
   result.statuses.set(res.status, (result.statuses.get(res.status) ?? 0) + 1);
   if (!stream || res.status !== 200) {
-    await res.text();
+    const body = await res.text();
+    if (res.status !== 200 && res.status !== 402) {
+      const code = `${res.status} ${errorCode(body)}`;
+      result.otherErrors.set(code, (result.otherErrors.get(code) ?? 0) + 1);
+    }
     return;
   }
   const reader = res.body!.getReader();
@@ -75,13 +81,22 @@ async function one(instance: Instance, client: LoadClient, i: number, opts: Load
   }
 }
 
+function errorCode(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { code?: unknown } };
+    return String(parsed.error?.code ?? 'no_code');
+  } catch {
+    return 'not_json';
+  }
+}
+
 function fail(result: LoadResult, instance: Instance): void {
   result.failuresByInstance.set(instance.url, (result.failuresByInstance.get(instance.url) ?? 0) + 1);
 }
 
 /** Fires every request at once, spread round-robin over the instances and clients. */
 export async function runLoad(instances: Instance[], clients: LoadClient[], opts: LoadOptions): Promise<LoadResult> {
-  const result: LoadResult = { statuses: new Map(), hungUp: 0, truncated: 0, failuresByInstance: new Map() };
+  const result: LoadResult = { statuses: new Map(), hungUp: 0, truncated: 0, failuresByInstance: new Map(), otherErrors: new Map() };
   await Promise.all(
     Array.from({ length: opts.requests }, (_, i) =>
       one(instances[i % instances.length] as Instance, clients[i % clients.length] as LoadClient, i, opts, result),

@@ -7,6 +7,7 @@
 import { expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
 import { createApiKey } from '../../src/keys/key-service.js';
+import { StoreError } from '../../src/store/errors.js';
 import { startCluster, stopInstance, ledgerVerify, type Instance } from './cluster.js';
 import { dailyCounters, openClusterStore } from './db.js';
 import { runLoad, type LoadClient } from './load.js';
@@ -39,8 +40,12 @@ export function manyInstancesCase(databaseUrl: () => Promise<{ url: string; dir:
       let polling = true;
       const poller = (async () => {
         while (polling) {
-          const b = await store.ledger.balance(account.id, 'live');
-          minObserved = Math.min(minObserved, b.earned, b.purchased, b.reserved);
+          // A sampler: on a saturated machine a read may outlast the store's deadline; skip that sample.
+          const b = await store.ledger.balance(account.id, 'live').catch((e: unknown) => {
+            if (e instanceof StoreError && e.code === 'unavailable') return null;
+            throw e;
+          });
+          if (b) minObserved = Math.min(minObserved, b.earned, b.purchased, b.reserved);
           await new Promise((r) => setTimeout(r, 5));
         }
       })();
@@ -59,7 +64,7 @@ export function manyInstancesCase(databaseUrl: () => Promise<{ url: string; dir:
       const ok = load.statuses.get(200) ?? 0;
       const refused = load.statuses.get(402) ?? 0;
       console.log(
-        `[many-instances] wall ${wallMs} ms; statuses ${JSON.stringify([...load.statuses])}; hung up ${load.hungUp}; truncated ${load.truncated}`,
+        `[many-instances] wall ${wallMs} ms; statuses ${JSON.stringify([...load.statuses])}; hung up ${load.hungUp}; truncated ${load.truncated}; other errors ${JSON.stringify([...load.otherErrors])}`,
       );
       expect(ok + refused).toBe(2000);
       expect(ok).toBeGreaterThan(100);

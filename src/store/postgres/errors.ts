@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { StoreError } from '../errors.js';
+import { SilenceWatch } from '../../core/silence-deadline.js';
 
 /** SQLSTATE of a driver error, with the constraint it names and its DETAIL, if any. */
 export function pgError(error: unknown): { code: string; constraint: string | undefined; detail: string | undefined } | null {
@@ -37,12 +38,17 @@ function isUnavailable(error: unknown): boolean {
 }
 
 /**
- * How long one store operation may wait for PostgreSQL. The driver queues statements while it reconnects,
- * and a server that accepts connections and drops them (a proxy or a container port in front of a stopped
- * database) keeps it reconnecting without ever failing them: without a bound, every request would wait for
- * the database to come back.
+ * How long PostgreSQL may stay silent (no operation of this process answered) before an operation waiting on
+ * it is given up. The driver queues statements while it reconnects, and a server that accepts connections and
+ * drops them (a proxy or a container port in front of a stopped database) keeps it reconnecting without ever
+ * failing them: without a bound, every request would wait for the database to come back. The bound is on
+ * silence, not on one operation's wait, so a burst queued on the pool behind a busy database is not failed
+ * while the database keeps answering; OPERATION_HARD_BOUND_MS caps the wait whatever the others do.
  */
 const OPERATION_DEADLINE_MS = 5_000;
+const OPERATION_HARD_BOUND_MS = 20_000;
+
+const databaseSilence = new SilenceWatch();
 
 /**
  * Runs one store operation and turns "the database is unreachable" (or silent for OPERATION_DEADLINE_MS)
@@ -53,13 +59,15 @@ const OPERATION_DEADLINE_MS = 5_000;
  * after its lease.
  */
 export async function guard<T>(operation: () => Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const pending = operation();
-  const silent = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError('unavailable', `PostgreSQL did not answer within ${OPERATION_DEADLINE_MS} ms`)), OPERATION_DEADLINE_MS);
-  });
   try {
-    return await Promise.race([pending, silent]);
+    return await databaseSilence.within(
+      pending,
+      OPERATION_DEADLINE_MS,
+      OPERATION_HARD_BOUND_MS,
+      (waited) => new StoreError('unavailable', `PostgreSQL did not answer within ${Math.round(waited)} ms`),
+      (e) => !isUnavailable(e),
+    );
   } catch (error) {
     // Given up on: its own failure, when it comes, has nobody left to hear it.
     pending.catch(() => undefined);
@@ -67,7 +75,5 @@ export async function guard<T>(operation: () => Promise<T>): Promise<T> {
       throw new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
     }
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }

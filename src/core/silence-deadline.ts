@@ -1,0 +1,48 @@
+/**
+ * A deadline on a dependency's silence rather than on one call's wait. Under a burst (thousands of requests
+ * on a pool of ten connections) a call queued behind the others is slow, not unanswered: as long as calls of
+ * this process keep getting answers, it waits on, up to a hard bound. Only when nothing has answered for
+ * the whole deadline is the dependency called unavailable, so an outage is still answered in time.
+ */
+export class SilenceWatch {
+  private lastAnswerAt = performance.now();
+
+  /** Something answered: a result, or an error that proves the dependency is there. */
+  answered(): void {
+    this.lastAnswerAt = performance.now();
+  }
+
+  /**
+   * Settles as `pending` does, or rejects with `timeout()` once nothing answered for `ms` and this call
+   * waited at least that long, or once it waited `hardMs` whatever the others do.
+   */
+  within<T>(pending: Promise<T>, ms: number, hardMs: number, timeout: (waitedMs: number) => Error, provesPresence: (e: unknown) => boolean): Promise<T> {
+    const started = performance.now();
+    return new Promise<T>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const check = (): void => {
+        const now = performance.now();
+        const silentFor = now - this.lastAnswerAt;
+        if (silentFor >= ms || now - started >= hardMs) {
+          reject(timeout(now - started));
+          return;
+        }
+        timer = setTimeout(check, Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))));
+      };
+      timer = setTimeout(check, Math.max(ms, 0));
+      // A call given up on still says, when it answers, that the dependency is there.
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          this.answered();
+          resolve(value);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          if (provesPresence(e)) this.answered();
+          reject(e);
+        },
+      );
+    });
+  }
+}
