@@ -5,6 +5,7 @@
  * the completion ended; no other place voids a hold or computes a charge.
  */
 import { decideCharge, type Charge, type Ending } from '../billing/charge.js';
+import { endUntilLedgerAnswers } from '../billing/hold-ending.js';
 import { Meter, type MeterOutcome } from '../billing/meter.js';
 import { promptTokensFor, type Quote } from '../billing/quote.js';
 import { targetKey } from '../billing/media/media-estimate.js';
@@ -14,7 +15,6 @@ import type { Logger } from '../core/logger.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
 import { FailoverStream, type FailoverOptions } from '../routing/failover.js';
 import type { Route, Target } from '../routing/router.js';
-import { StoreError } from '../store/errors.js';
 import type { ApiKeyRecord, LedgerStore } from '../store/types.js';
 import { Delivery } from './delivery.js';
 import type { CompletionRegistry } from './registry.js';
@@ -252,42 +252,13 @@ export class Completion {
     };
   }
 
-  /**
-   * The hold's ending, with the meter's in-line retries; if the ledger is still unreachable, null now, and
-   * the same (idempotent) ending retried in the background, renewing the lease meanwhile, until it lands or
-   * the lease could have run out. The registry tracks the retries, so shutdown waits for them.
-   */
-  private async untilLedgerAnswers(end: () => Promise<MeterOutcome>): Promise<MeterOutcome | null> {
-    try {
-      return await end();
-    } catch (e) {
-      if (!(e instanceof StoreError && e.code === 'unavailable')) throw e;
-    }
-    const { requestId } = this.spec;
-    const holdId = this.meter.holdId;
-    this.deps.logger.warn('ledger unreachable at the end of a completion; retrying in the background', { requestId, holdId });
-    const giveUpAt = performance.now() + (this.deps.limits.holdLeaseMs * 2) / 3;
-    const retries = (async () => {
-      // Short waits: the hold's lease keeps running while the database is away, so the settle must land soon
-      // after it is back.
-      for (let delay = 500; performance.now() < giveUpAt; delay = Math.min(delay * 2, 5_000)) {
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        try {
-          await this.meter.renew().catch(() => false);
-          await end();
-          this.deps.logger.info('hold ended after the ledger came back', { requestId, holdId });
-          return;
-        } catch (e) {
-          if (!(e instanceof StoreError && e.code === 'unavailable')) {
-            this.deps.logger.error('hold could not be ended', { requestId, holdId, error: String(e) });
-            return;
-          }
-        }
-      }
-      this.deps.logger.error('ledger unreachable for the whole lease: the reaper will void the hold', { requestId, holdId });
-    })();
-    this.deps.registry.track(retries);
-    return null;
+  private untilLedgerAnswers(end: () => Promise<MeterOutcome>): Promise<MeterOutcome | null> {
+    return endUntilLedgerAnswers(
+      { logger: this.deps.logger, registry: this.deps.registry, holdLeaseMs: this.deps.limits.holdLeaseMs },
+      this.meter,
+      this.spec.requestId,
+      end,
+    );
   }
 
   private renewLease(): void {

@@ -2,7 +2,8 @@
  * What a front door writes of a streamed completion (src/completions/streaming.ts drives it). The stream's
  * life (failover, deadlines, the hold, the write deadline, shutdown) is the same behind every door; only
  * the frames differ: chat completions (src/openai/chat-stream-encoder.ts), legacy completions
- * (src/openai/legacy-stream-encoder.ts). One encoder per stream: it may keep state (ids, open blocks).
+ * (src/openai/legacy-stream-encoder.ts), Anthropic Messages (src/anthropic/messages-stream-encoder.ts),
+ * Responses (src/responses/responses-stream-encoder.ts). One encoder per stream: it may keep state (ids, open blocks).
  */
 import type { ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
@@ -33,6 +34,11 @@ export interface StreamEncoder {
    * or finished without one), what was charged, and why it did not finish (null when it did).
    */
   closing(finishing: Finishing | null, settlement: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[];
+  /**
+   * Awaited between `closing` and writing its frames: work the last frame announces as done (the Responses
+   * door keeps the finished response, so a client that continues the conversation at once finds it).
+   */
+  beforeClosingWritten?(): Promise<void>;
   /** Closing the answer failed (a bug): the door's error event. */
   internalError(failure: StreamFailure): Uint8Array[];
   /** The stream's last frame (OpenAI's `data: [DONE]`), or null for doors that have none. */

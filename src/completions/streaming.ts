@@ -119,7 +119,9 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       failureMessage === null ? null : { code: ending === 'shutdown' ? 'gateway_shutting_down' : 'upstream_stream_error', message: failureMessage };
     try {
       const settled = await completion.end(ending);
-      for (const bytes of encoder.closing(finishing, settled, completion.svcMetadata(settled), failure, meta)) write(bytes);
+      const frames = encoder.closing(finishing, settled, completion.svcMetadata(settled), failure, meta);
+      if (encoder.beforeClosingWritten) await encoder.beforeClosingWritten();
+      for (const bytes of frames) write(bytes);
     } catch {
       // Not a ledger outage (the owner keeps retrying those itself): a bug, said as such.
       for (const bytes of encoder.internalError({ code: 'internal_error', message: 'The gateway failed to close this answer. It has been logged.' })) write(bytes);

@@ -176,6 +176,13 @@ export const configSchema = z
         cors_origins: z.array(z.union([z.literal('*'), z.url({ protocol: /^https?$/ })])).default(['*']),
         /** Whether the model's reasoning text (`reasoning_content`) reaches clients; false for operators who must not relay it. */
         relay_reasoning: z.boolean().default(true),
+        /**
+         * How long a Responses API answer made with `store` (OpenAI's default) is kept for
+         * `previous_response_id`, `item_reference` and GET /v1/responses/{id}: 30 days, as OpenAI keeps
+         * them. 0 keeps nothing: `store: true` is then answered `store: false`, and a later turn must send its
+         * whole conversation (docs/api.md, "Responses").
+         */
+        responses_retention_days: z.number().int().min(0).max(3650).default(30),
         /** Each failed admin-token attempt in the last minute slows the next failure by this much (max 5 s); 0: off. */
         admin_failure_delay_ms: z.number().int().min(0).default(250),
         /**
@@ -236,6 +243,23 @@ export const configSchema = z
       .strict()
       .prefault({}),
     providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'provider names are lower-case'), providerSchema),
+    /**
+     * Embedding aliases served by POST /v1/embeddings (docs/api.md, "Embeddings"), e.g. `svc-embed`: a price
+     * in credits per 1,000 input tokens and targets tried in order. None by default: /v1/models then lists
+     * exactly the four chat aliases.
+     */
+    embeddings: z
+      .record(
+        z.string().regex(/^svc-[a-z0-9][a-z0-9-]*$/, "embedding aliases are named 'svc-...' in lower case"),
+        z
+          .object({
+            credits_per_1k_tokens: z.number().positive(),
+            targets: z.array(z.object({ provider: z.string(), model: z.string().min(1) }).strict()).min(1),
+            description: z.string().optional(),
+          })
+          .strict(),
+      )
+      .default({}),
     aliases: z
       .object({
         'svc-fast': tierSchema,
@@ -260,6 +284,24 @@ export const configSchema = z
         code: 'custom',
         path: ['server', 'request_timeout_ms'],
         message: `must be shorter than server.hold_lease_ms (${cfg.server.hold_lease_ms}), or the reaper could void a hold still in use`,
+      });
+    }
+    for (const [alias, spec] of Object.entries(cfg.embeddings)) {
+      if (['svc-auto', 'svc-fast', 'svc-code', 'svc-smart'].includes(alias)) {
+        ctx.addIssue({ code: 'custom', path: ['embeddings', alias], message: 'is a chat alias; name the embedding alias otherwise (svc-embed)' });
+      }
+      spec.targets.forEach((t, i) => {
+        const type = cfg.providers[t.provider]?.type;
+        if (type === undefined || type === 'anthropic') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['embeddings', alias, 'targets', i, 'provider'],
+            message:
+              type === 'anthropic'
+                ? `'${t.provider}' is an Anthropic provider, which has no embeddings API (use an openai-compatible, gemini or sandbox provider)`
+                : `unknown provider '${t.provider}' (defined: ${Object.keys(cfg.providers).join(', ') || 'none'})`,
+          });
+        }
       });
     }
     for (const tier of ['svc-fast', 'svc-code', 'svc-smart'] as const) {

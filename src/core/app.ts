@@ -11,6 +11,8 @@ import { apiKeysRoutes } from '../http/api-keys.js';
 import { chatCompletionsRoutes } from '../http/chat-completions.js';
 import { completionsRoutes } from '../http/completions.js';
 import { messagesRoutes } from '../http/messages.js';
+import { responsesRoutes } from '../http/responses.js';
+import { embeddingsRoutes } from '../http/embeddings.js';
 import { creditsRoutes } from '../http/credits.js';
 import { adminAuth } from '../http/middleware/admin-auth.js';
 import { auth } from '../http/middleware/auth.js';
@@ -55,6 +57,8 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
     app.route('/v1/chat/completions', chatCompletionsRoutes);
     app.route('/v1/completions', completionsRoutes);
     app.route('/v1/messages', messagesRoutes);
+    app.route('/v1/responses', responsesRoutes);
+    app.route('/v1/embeddings', embeddingsRoutes);
     app.route('/v1/credits', creditsRoutes);
     app.route('/v1/usage', usageRoutes);
     app.route('/v1/api-keys', apiKeysRoutes);

@@ -1,3 +1,4 @@
+import type { EmbeddingRoutes } from '../embeddings/embedding-routes.js';
 import type { CompletionLimits } from '../completions/completion.js';
 import type { CompletionRegistry } from '../completions/registry.js';
 import type { RateLimiting } from '../ratelimit/admit.js';
@@ -24,7 +25,11 @@ export interface AppDeps {
     strictParams?: boolean;
     /** `server.cors_origins`; absent: any origin (`*`), empty: CORS off. */
     corsOrigins?: readonly string[];
+    /** `server.responses_retention_days` in ms: how long stored Responses answers are kept; 0 or absent: not kept. */
+    responsesRetentionMs?: number;
   };
+  /** The embedding aliases (`embeddings:` in the config); absent or empty: /v1/embeddings serves none. */
+  embeddings?: EmbeddingRoutes;
   /** The completions alive in this process; the runtime drains it on shutdown. */
   completions: CompletionRegistry;
   /** Per-key rate limits (src/ratelimit/): in process, or shared through Redis. */

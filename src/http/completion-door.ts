@@ -1,7 +1,7 @@
 /**
- * The completion pipeline behind every completion door (chat, legacy completions, Anthropic Messages): a
- * request is read, authenticated (before this), quoted, rate-limited, held, routed with failover, settled
- * once, and answered in the door's shape.
+ * The completion pipeline behind every completion door (chat, legacy completions, Anthropic Messages,
+ * Responses): a request is read, authenticated (before this), quoted, rate-limited, held, routed with
+ * failover, settled once, and answered in the door's shape.
  */
 import type { Context } from 'hono';
 import { quoteRequest } from '../billing/quote.js';
@@ -70,7 +70,7 @@ function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
  * failover, settlement) is shared: a door is a translation at the edge, not a second pipeline.
  */
 export interface CompletionDoor {
-  parse(body: Record<string, unknown>): ChatRequest;
+  parse(body: Record<string, unknown>): ChatRequest | Promise<ChatRequest>;
   /** Which door an Idempotency-Key's request came through (absent: chat completions). */
   scope?: string;
   /** Prefix of the answer's id (`chatcmpl-`, `cmpl-`, `msg_`). */
@@ -79,11 +79,13 @@ export interface CompletionDoor {
   encoder?: (completion: Completion) => StreamEncoder;
   /** The non-streaming body; `stopSequence`: the one that ended the answer, where the upstream said. */
   render(answer: ChatCompletion, stopSequence: string | null): object;
+  /** Awaited with the rendered body before it is sent (the Responses door keeps the answer for later turns). */
+  keep?(rendered: object): Promise<void>;
 }
 
 export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor): Promise<Response> {
   const deps = c.get('deps');
-  const request = door.parse(await readJson(c));
+  const request = await door.parse(await readJson(c));
   if (!isAlias(request.model)) {
     throw notFound(
       'model_not_found',
@@ -184,7 +186,9 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
     release();
     throw e;
   }
-  const json = JSON.stringify(door.render(answer.answer, answer.stopSequence));
+  const rendered = door.render(answer.answer, answer.stopSequence);
+  if (door.keep) await door.keep(rendered);
+  const json = JSON.stringify(rendered);
   // The answer is paid for: a failure to keep it for replay must not take it from the client.
   await record({ status: 200, contentType: 'application/json', body: json });
   return c.body(json, 200, { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json' });

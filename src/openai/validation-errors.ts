@@ -84,9 +84,10 @@ function describe(issue: Issue, base: readonly PropertyKey[], unsupported: Reado
   }
 }
 
-export function validationError(error: z.ZodError, unsupported: Readonly<Record<string, string>> = {}): GatewayError {
+/** `base`: where in the body the validated value sits, when it is not the whole body. */
+export function validationError(error: z.ZodError, unsupported: Readonly<Record<string, string>> = {}, base: readonly PropertyKey[] = []): GatewayError {
   const first = error.issues[0];
   if (!first) return new GatewayError(400, 'invalid_request_error', 'invalid_value', 'Invalid request body.');
-  const d = describe(first, [], unsupported);
+  const d = describe(first, base, unsupported);
   return new GatewayError(400, 'invalid_request_error', d.code, d.message, d.param);
 }

@@ -1,5 +1,15 @@
-import { StoreError } from './errors.js';
-import type { Account, ApiKeyRecord, CreditKind, Environment, Grant, HoldStatus, NewApiKey, UsageDayRow } from './types.js';
+import { StoreError, assertCount, invalidInput } from './errors.js';
+import type {
+  Account,
+  ApiKeyRecord,
+  CreditKind,
+  Environment,
+  Grant,
+  HoldStatus,
+  NewApiKey,
+  SavedResponse,
+  UsageDayRow,
+} from './types.js';
 
 /**
  * Rows as both stores read them, and their mapping to the contract's records. The SQLite and PostgreSQL
@@ -148,4 +158,44 @@ export function toUsageDay(row: UsageDailyRow): UsageDayRow {
     reasoningTokens: Number(row.reasoning_tokens),
     credits: row.credits,
   };
+}
+
+export const SAVED_RESPONSE_COLUMNS = 'id, account_id, environment, key_id, created_at, expires_at, conversation, output, body';
+
+export interface SavedResponseRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  key_id: string;
+  created_at: number;
+  expires_at: number;
+  conversation: string;
+  output: string;
+  body: string;
+}
+
+export function toSavedResponse(row: SavedResponseRow): SavedResponse {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    keyId: row.key_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    conversation: row.conversation,
+    output: row.output,
+    body: row.body,
+  };
+}
+
+/** Both stores refuse the same inputs, before the database sees them (a CHECK error would differ per driver). */
+export function validateSavedResponse(response: SavedResponse): void {
+  for (const [name, v] of [['id', response.id], ['accountId', response.accountId], ['keyId', response.keyId]] as const) {
+    if (v.length === 0) throw invalidInput(`${name} must not be empty`);
+  }
+  if (response.environment !== 'live' && response.environment !== 'test') {
+    throw invalidInput(`environment must be live or test, got ${String(response.environment)}`);
+  }
+  assertCount(response.createdAt, 'createdAt', 0);
+  assertCount(response.expiresAt, 'expiresAt', 0);
 }

@@ -268,11 +268,44 @@ export interface IdempotencyStore {
   purgeExpired(limit: number): Promise<number>;
 }
 
+/**
+ * A Responses API answer kept for `previous_response_id`, `item_reference` and GET/DELETE
+ * /v1/responses/{id} (src/responses/). Visible only to keys of its account and environment, and only
+ * until `expiresAt`. The payloads are the door's JSON, opaque to the store.
+ */
+export interface SavedResponse {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  /** The key that created it (kept for audit; any key of the account may read it). */
+  keyId: string;
+  createdAt: number;
+  expiresAt: number;
+  /** The whole conversation up to and including this answer, in the internal form (JSON). */
+  conversation: string;
+  /** The answer's output items as the Responses API shows them (JSON array); item ids are looked up here. */
+  output: string;
+  /** The response object as returned to the client (JSON), for GET. */
+  body: string;
+}
+
+export interface ResponseStore {
+  /** Inserts; an id already present is left as it is (a retried save). */
+  save(response: SavedResponse): Promise<void>;
+  /** The response of this account and environment, or null when absent, expired or another account's. */
+  find(accountId: string, environment: Environment, id: string): Promise<SavedResponse | null>;
+  /** Deletes it; false when there was nothing of this account and environment to delete. */
+  delete(accountId: string, environment: Environment, id: string): Promise<boolean>;
+  /** Deletes responses past their expiry, oldest first, at most `limit`; returns how many. */
+  purgeExpired(limit: number): Promise<number>;
+}
+
 export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
   readonly idempotency: IdempotencyStore;
+  readonly responses: ResponseStore;
   /** Applies pending versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /**

@@ -1,7 +1,7 @@
 /**
  * The path production takes on PostgreSQL: the store's clock is not a test's hand-moved one, so a hold's
- * lease, which holds are due and which earned grants have expired are judged by the database server's own
- * time inside the statements. Here the store's clock is 20 minutes ahead of the database (a gateway whose
+ * lease, which holds are due, which earned grants and stored responses have expired are judged by the
+ * database server's own time inside the statements. Here the store's clock is 20 minutes ahead of the database (a gateway whose
  * machine clock stepped): none of those decisions may move. The conformance suite drives the other path
  * (a ManualClock decides), and its last case shows what the same reap does when a clock 20 minutes ahead
  * decides.
@@ -109,6 +109,34 @@ describe('postgres store on the database clock', () => {
     expect(entries[0]?.created_at).toBeGreaterThanOrEqual(expiresAt);
     expect(entries[0]?.created_at).toBeLessThan(expiresAt + STEP_MS / 2);
     expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+  });
+
+  it('forgets a stored response only once the database says it expired', async () => {
+    const now = await store.serverTime();
+    const response = (id: string, expiresAt: number) => ({
+      id,
+      accountId: owner.accountId,
+      environment: owner.environment,
+      keyId: owner.keyId,
+      createdAt: now,
+      expiresAt,
+      conversation: '[]',
+      output: '[]',
+      body: '{}',
+    });
+    // Both have expired for the store's clock (20 minutes ahead), neither for the database.
+    const long = response('resp_long', now + 10 * 60_000);
+    const short = response('resp_short', now + 700);
+    await store.responses.save(long);
+    await store.responses.save(short);
+    expect(await store.responses.purgeExpired(1000)).toBe(0);
+    expect(await store.responses.find(owner.accountId, 'live', short.id)).toEqual(short);
+
+    while ((await store.serverTime()) < short.expiresAt) await sleep(50);
+    expect(await store.responses.find(owner.accountId, 'live', short.id)).toBeNull();
+    expect(await store.responses.delete(owner.accountId, 'live', short.id)).toBe(false);
+    expect(await store.responses.purgeExpired(1000)).toBe(1);
+    expect(await store.responses.delete(owner.accountId, 'live', long.id)).toBe(true);
   });
 
   it('never reaps a hold whose renewal succeeded, with renewals and reapers racing on several instances', async () => {

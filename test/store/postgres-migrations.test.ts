@@ -135,7 +135,9 @@ describe('postgres migration 3 (usage_shortfall_idempotency) on a version 2 sche
       { request_id: 'req_v2', shortfall_credits: 0 },
     ]);
     expect(
-      await raw`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'usage_events_shortfall_credits_check'`,
+      // Scoped to this schema: test files running in parallel have the same constraint in theirs.
+      await raw`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+                WHERE conname = 'usage_events_shortfall_credits_check' AND connamespace = ${schema}::regnamespace`,
     ).toEqual([{ def: 'CHECK ((shortfall_credits >= 0)) NOT VALID' }]);
     await expect(raw`UPDATE usage_events SET shortfall_credits = -1`).rejects.toMatchObject({
       constraint_name: 'usage_events_shortfall_credits_check',
@@ -146,9 +148,58 @@ describe('postgres migration 3 (usage_shortfall_idempotency) on a version 2 sche
     expect(await raw`SELECT shortfall_credits::int AS shortfall_credits FROM usage_events WHERE request_id = 'req_v3'`).toEqual([
       { shortfall_credits: 17 },
     ]);
-    expect(await raw`SELECT indexname FROM pg_indexes WHERE tablename = 'idempotency_records' ORDER BY indexname`).toEqual([
+    expect(
+      await raw`SELECT indexname FROM pg_indexes WHERE tablename = 'idempotency_records' AND schemaname = ${schema} ORDER BY indexname`,
+    ).toEqual([
       { indexname: 'idempotency_records_by_expiry' },
       { indexname: 'idempotency_records_pkey' },
     ]);
+  });
+});
+
+describe('postgres migration 7 (stored_responses) on a version 6 schema', () => {
+  let schema: string;
+  let clock: ManualClock;
+  let store: Store;
+  let raw: postgres.Sql;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    clock = new ManualClock(T0);
+    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+    try {
+      const before = migrations.filter((migration) => migration.version < 7);
+      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
+    } finally {
+      await sql.end();
+    }
+    store = openPostgresStore(schema, clock);
+    raw = await rawSql(schema);
+  });
+
+  afterEach(async () => {
+    await raw.end();
+    await store.close();
+    await dropTestSchema(schema);
+  });
+
+  it('adds the table with its expiry index, its foreign key and CHECK, and leaves the books alone', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 5, usage: usage() });
+    await store.migrate();
+    expect(await raw`SELECT version, name FROM schema_migrations ORDER BY version`).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(
+      await raw`SELECT indexname FROM pg_indexes WHERE tablename = 'stored_responses' AND schemaname = ${schema} ORDER BY indexname`,
+    ).toEqual([{ indexname: 'stored_responses_by_expiry' }, { indexname: 'stored_responses_pkey' }]);
+    const insert = (accountId: string, environment: string) =>
+      raw`INSERT INTO stored_responses (id, account_id, environment, key_id, created_at, expires_at, conversation, output, body)
+          VALUES (${`resp_${accountId}_${environment}`}, ${accountId}, ${environment}, 'key_x', 0, 1, '[]', '[]', '{}')`;
+    await expect(insert('acct_unknown', 'live')).rejects.toMatchObject({ constraint_name: 'stored_responses_account_id_fkey' });
+    await expect(insert(owner.accountId, 'staging')).rejects.toMatchObject({ constraint_name: 'stored_responses_environment_check' });
+    expect((await insert(owner.accountId, 'test')).count).toBe(1);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
   });
 });

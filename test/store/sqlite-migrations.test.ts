@@ -148,3 +148,54 @@ describe('sqlite migration 3 (usage_shortfall_idempotency) on a version 2 databa
     expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
   });
 });
+
+describe('sqlite migration 7 (stored_responses) on a version 6 database', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let raw: SqliteConnection;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v6-'));
+    const path = join(dir, 'gateway.db');
+    clock = new ManualClock(T0);
+    raw = new SqliteConnection(openSqliteDatabase(path));
+    const before = migrations.filter((migration) => migration.version < 7);
+    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
+    store = createSqliteStore({ path, clock });
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('adds the table with its expiry index, its foreign key and CHECK, and leaves the books alone', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 5, usage: usage() });
+    await store.migrate();
+    expect(raw.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(raw.all(`SELECT name FROM sqlite_master WHERE tbl_name = 'stored_responses' ORDER BY name`)).toEqual([
+      { name: 'sqlite_autoindex_stored_responses_1' },
+      { name: 'stored_responses' },
+      { name: 'stored_responses_by_expiry' },
+    ]);
+    const insert = (accountId: string, environment: string) =>
+      raw.run(
+        `INSERT INTO stored_responses (id, account_id, environment, key_id, created_at, expires_at, conversation, output, body)
+         VALUES (?, ?, ?, 'key_x', 0, 1, '[]', '[]', '{}')`,
+        `resp_${accountId}_${environment}`,
+        accountId,
+        environment,
+      );
+    expect(() => insert('acct_unknown', 'live')).toThrow(/FOREIGN KEY constraint failed/);
+    expect(() => insert(owner.accountId, 'staging')).toThrow(/CHECK constraint failed/);
+    expect(insert(owner.accountId, 'test')).toBe(1);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+    expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
+  });
+});

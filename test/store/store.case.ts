@@ -8,6 +8,7 @@ import { keyCases } from './cases/keys.case.js';
 import { propertyCases } from './cases/property.case.js';
 import { renewCases } from './cases/renew.case.js';
 import { reserveCases } from './cases/reserve.case.js';
+import { responseCases } from './cases/responses.case.js';
 import { settleCases } from './cases/settle.case.js';
 import { usageCases } from './cases/usage.case.js';
 
@@ -30,6 +31,7 @@ export function runStoreConformance(name: string, open: OpenStore): void {
     expiryCases(open);
     usageCases(open);
     idempotencyCases(open);
+    responseCases(open);
     propertyCases(open);
   });
 }

@@ -94,7 +94,8 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
  * `models/{model}`, or the name as given when it already names a resource (`tunedModels/...`); each segment is
  * escaped so a configured name cannot reshape the URL.
  */
-function modelPath(model: string): string {
+/** `models/<id>` (or a tuned model's path), each segment escaped. */
+export function modelPath(model: string): string {
   const path = model.startsWith('models/') || model.startsWith('tunedModels/') ? model : `models/${model}`;
   return path.split('/').map(encodeURIComponent).join('/');
 }

@@ -9,6 +9,8 @@ import type { Server } from 'node:http';
 import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
 import { CompletionRegistry } from '../../completions/registry.js';
 import { createApp, type Doors } from '../../core/app.js';
+import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
+import { capResponseBytes } from '../../providers/upstream-byte-cap.js';
 import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
@@ -99,6 +101,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     store,
     clock,
     routing: buildRoutingTable(opts.config, opts.secrets, upstream.fetch),
+    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, capResponseBytes(upstream.fetch, opts.config.server.max_upstream_response_bytes)),
     logger: opts.logger,
     adminToken: opts.adminToken ?? null,
     limits: {
@@ -113,6 +116,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       strictParams: serverCfg.strict_params,
       corsOrigins: serverCfg.cors_origins,
       relayReasoning: serverCfg.relay_reasoning,
+      responsesRetentionMs: serverCfg.responses_retention_days * 86_400_000,
     },
     completions,
     rateLimiting: { limiter, defaults: { rpm: rateCfg.rpm, tpm: rateCfg.tpm } },
@@ -148,7 +152,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const port = (server.address() as AddressInfo).port;
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.
-  // Idempotency records past their 24 hours go in the same pass.
+  // Idempotency records past their 24 hours, and stored responses past their retention, go in the same pass.
   const reaper = setInterval(() => {
     store.ledger.reapExpiredHolds(1000).then(
       (n) => n > 0 && opts.logger.info('voided expired holds', { count: n }),
@@ -157,6 +161,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     store.idempotency.purgeExpired(1000).then(
       (n) => n > 0 && opts.logger.info('purged expired idempotency records', { count: n }),
       (e: unknown) => opts.logger.error('idempotency purge failed', { error: String(e) }),
+    );
+    store.responses.purgeExpired(1000).then(
+      (n) => n > 0 && opts.logger.info('purged expired stored responses', { count: n }),
+      (e: unknown) => opts.logger.error('stored response purge failed', { error: String(e) }),
     );
   }, serverCfg.reaper_interval_ms);
   reaper.unref();

@@ -8,6 +8,7 @@ import { schemaV3 } from './schema-v3.js';
 import { schemaV4 } from './schema-v4.js';
 import { schemaV5 } from './schema-v5.js';
 import { schemaV6 } from './schema-v6.js';
+import { schemaV7 } from './schema-v7.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -19,6 +20,7 @@ export const migrations: readonly Migration[] = [
   { version: 4, name: 'key_rate_limits', sql: schemaV4 },
   { version: 5, name: 'key_families', sql: schemaV5 },
   { version: 6, name: 'usage_token_details', sql: schemaV6 },
+  { version: 7, name: 'stored_responses', sql: schemaV7 },
 ];
 
 /** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */

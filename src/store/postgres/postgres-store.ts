@@ -6,6 +6,7 @@ import { PostgresIdempotencyStore } from './idempotency.js';
 import { PostgresKeyStore } from './keys.js';
 import { PostgresLedgerStore } from './ledger.js';
 import { migrate } from './migrations.js';
+import { PostgresResponseStore } from './responses.js';
 import { PostgresUsageStore } from './usage.js';
 
 /** Connections per store (per gateway process). Each in-flight reserve or settle holds one briefly. */
@@ -35,6 +36,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     ledger: new PostgresLedgerStore(sql, options.clock),
     usage: new PostgresUsageStore(sql),
     idempotency: new PostgresIdempotencyStore(sql, options.clock),
+    responses: new PostgresResponseStore(sql, options.clock),
     async migrate() {
       await guard(() => migrate(sql, options.clock, schema));
     },

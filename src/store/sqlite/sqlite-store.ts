@@ -6,6 +6,7 @@ import { SqliteIdempotencyStore } from './idempotency.js';
 import { SqliteKeyStore } from './keys.js';
 import { SqliteLedgerStore } from './ledger.js';
 import { migrate } from './migrations.js';
+import { SqliteResponseStore } from './responses.js';
 import { SqliteUsageStore } from './usage.js';
 
 export interface SqliteStoreOptions {
@@ -29,6 +30,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ledger: new SqliteLedgerStore(conn, options.clock),
     usage: new SqliteUsageStore(conn),
     idempotency: new SqliteIdempotencyStore(conn, options.clock),
+    responses: new SqliteResponseStore(conn, options.clock),
     async migrate() {
       migrate(conn, options.clock);
       // After the first migration, so the file exists and is in WAL mode when the second connection opens it.

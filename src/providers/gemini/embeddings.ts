@@ -1,0 +1,55 @@
+/**
+ * Embeddings from Gemini (`models/{model}:batchEmbedContents`): one request per batch, one content per input.
+ * Gemini reports no token count for embeddings: the door charges its own estimate of the input.
+ */
+import { validVectors, type EmbeddingAdapter, type EmbeddingCall, type EmbeddingResult } from '../../embeddings/contract.js';
+import { bodyReadFailure, fetchFailure, isRecord, parseJson, protocolError, readTextLimited } from '../upstream-failures.js';
+import { modelPath } from './adapter.js';
+import { statusError } from './errors.js';
+
+export interface GeminiEmbeddingOptions {
+  name: string;
+  baseUrl: string;
+  apiKey: string | null;
+  paid: boolean;
+  fetch?: typeof fetch;
+  extraHeaders?: Record<string, string>;
+}
+
+const ANSWER_LIMIT = 256 * 1024 * 1024;
+
+export function createGeminiEmbeddingAdapter(options: GeminiEmbeddingOptions): EmbeddingAdapter {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? fetch;
+  return {
+    name: options.name,
+    paid: options.paid,
+    async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+      const model = modelPath(call.model);
+      const body = {
+        requests: call.inputs.map((text) => ({
+          model: decodeURIComponent(model),
+          content: { parts: [{ text }] },
+          ...(call.dimensions !== null ? { outputDimensionality: call.dimensions } : {}),
+        })),
+      };
+      const headers: Record<string, string> = { ...options.extraHeaders, 'content-type': 'application/json', accept: 'application/json' };
+      if (options.apiKey !== null) headers['x-goog-api-key'] = options.apiKey;
+      let response: Response;
+      try {
+        response = await doFetch(`${base}/${model}:batchEmbedContents`, { method: 'POST', headers, body: JSON.stringify(body), signal: call.signal });
+      } catch (err) {
+        throw fetchFailure(err, call.signal);
+      }
+      const text = await readTextLimited(response, response.ok ? ANSWER_LIMIT : undefined).catch((err: unknown) => {
+        throw bodyReadFailure(err, call.signal);
+      });
+      if (!response.ok) throw statusError(response.status, text, response.headers);
+      const payload = parseJson(text);
+      if (!isRecord(payload) || !Array.isArray(payload.embeddings)) throw protocolError('batchEmbedContents answer without embeddings');
+      const vectors = payload.embeddings.map((e) => (isRecord(e) ? e.values : undefined));
+      if (!validVectors(vectors, call.inputs.length)) throw protocolError(`batchEmbedContents answer does not hold ${call.inputs.length} float vectors`);
+      return { vectors, promptTokens: null };
+    },
+  };
+}
