@@ -10,29 +10,51 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../core/deps.js';
 import type { ChatMessage, ChatRequest } from '../openai/chat-types.js';
-import { notFound } from '../openai/errors.js';
+import { invalidRequest, notFound } from '../openai/errors.js';
 import { responseOfItem, RESPONSE_ID_PREFIX } from '../responses/response-ids.js';
 import { parseResponsesRequest, type InputItem, type ParsedResponsesRequest, type ResponsesHistory } from '../responses/responses-request.js';
 import { assistantTurnOf, renderResponse, type OutputItem, type ResponseFrame, type ResponseObject } from '../responses/responses-response.js';
 import { ResponsesStreamEncoder } from '../responses/responses-stream-encoder.js';
-import type { ApiKeyRecord } from '../store/types.js';
+import type { ApiKeyRecord, SavedResponse } from '../store/types.js';
 import { serveCompletion, type CompletionDoor } from './completion-door.js';
+
+/** Distinct stored responses one request may read (item_reference and previous_response_id together). */
+const MAX_RESPONSES_READ = 1000;
 
 function historyOf(c: Context<AppEnv>, key: ApiKeyRecord): ResponsesHistory {
   const store = c.get('deps').store.responses;
+  // One read per stored response per request, however many of its items the input names.
+  const read = new Map<string, Promise<SavedResponse | null>>();
+  const find = (id: string): Promise<SavedResponse | null> => {
+    let found = read.get(id);
+    if (found === undefined) {
+      if (read.size >= MAX_RESPONSES_READ) {
+        throw invalidRequest(`The input refers to more than ${MAX_RESPONSES_READ} stored responses; send earlier turns as items instead.`, 'input', 'too_many_references');
+      }
+      found = store.find(key.accountId, key.environment, id);
+      read.set(id, found);
+    }
+    return found;
+  };
+  const outputs = new Map<string, OutputItem[]>();
   return {
     async conversation(responseId) {
-      const saved = await store.find(key.accountId, key.environment, responseId);
+      const saved = await find(responseId);
       return saved === null ? null : (JSON.parse(saved.conversation) as ChatMessage[]);
     },
     async item(id) {
       const responseId = responseOfItem(id);
       if (responseId === null) return null;
-      const saved = await store.find(key.accountId, key.environment, responseId);
+      const saved = await find(responseId);
       if (saved === null) return null;
-      const item = (JSON.parse(saved.output) as OutputItem[]).find((i) => i.id === id);
+      let output = outputs.get(responseId);
+      if (output === undefined) {
+        output = JSON.parse(saved.output) as OutputItem[];
+        outputs.set(responseId, output);
+      }
+      const item = output.find((i) => i.id === id);
       // A kept output item is also a valid input item (OpenAI's own rule): it goes through the same translation.
-      return item === undefined ? null : (item as InputItem);
+      return item === undefined ? null : (structuredClone(item) as InputItem);
     },
   };
 }
