@@ -11,7 +11,7 @@ import { estimateTextTokens } from '../billing/token-estimate.js';
 import type { AppDeps } from '../core/deps.js';
 import { UpstreamError } from '../providers/contract.js';
 import { abortedError } from '../providers/upstream-failures.js';
-import { AllTargetsFailed } from '../routing/failover.js';
+import { AllTargetsFailed, cannotServe, requestRefused } from '../routing/failover.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import type { EmbeddingResult } from './contract.js';
 import type { EmbeddingRequest } from './embedding-request.js';
@@ -107,11 +107,17 @@ export async function runEmbedding(
       } catch (e) {
         if (!(e instanceof UpstreamError)) deps.logger.error('embedding adapter failed with an unexpected error', { requestId: spec.requestId, error: String(e) });
         const error = e instanceof UpstreamError ? e : new UpstreamError('protocol', e instanceof Error ? e.message : String(e));
-        if (error.kind === 'aborted') target.health.release();
-        else target.health.failure();
         failures.push(error);
         attempts.push({ provider: target.adapter.name, model: target.model, outcome: outcomeOf(error) });
-        if (!error.retryable) break;
+        // The same rules as a completion's failover: a refusal of the request ends it, a target that cannot
+        // take it (a parameter this model lacks) is not unhealthy, any other failure counts against it.
+        if (error.kind === 'aborted' || requestRefused(error)) {
+          target.health.release();
+          break;
+        }
+        if (cannotServe(error)) target.health.release();
+        else target.health.failure();
+        if (!error.retryable && !cannotServe(error)) break;
       }
     }
     if (served !== null) {

@@ -9,13 +9,11 @@ import { validationError } from '../openai/validation-errors.js';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 
-const text = z.string().min(1, 'must not be empty');
-const tokens = z.array(z.number().int());
-
 const schema = z
   .object({
     model: z.string().min(1),
-    input: z.union([text, z.array(z.union([text, tokens])).min(1, 'must hold at least one input').max(MAX_EMBEDDING_INPUTS), tokens]),
+    // Checked below, item by item, so a refusal names the input at fault.
+    input: z.union([z.string(), z.array(z.unknown())]),
     dimensions: z.number().int().min(1).max(65_536).nullable().optional(),
     encoding_format: z.enum(['float', 'base64']).nullable().optional(),
     user: z.string().max(256).nullable().optional(),
@@ -30,14 +28,33 @@ export interface EmbeddingRequest {
   user: string | null;
 }
 
+const TOKEN_IDS = 'Token-id inputs are not supported: send the text (each target counts tokens with its own tokenizer).';
+
+function inputOf(item: unknown, param: string): string {
+  if (typeof item === 'string') {
+    if (item.length === 0) throw invalidRequest(`'${param}' must not be empty.`, param, 'invalid_value');
+    return item;
+  }
+  if (typeof item === 'number' || (Array.isArray(item) && item.every((t) => typeof t === 'number'))) {
+    throw invalidRequest(TOKEN_IDS, param, 'unsupported_value');
+  }
+  throw invalidRequest(`Invalid type for '${param}': expected a string.`, param, 'invalid_type');
+}
+
 export function parseEmbeddingRequest(body: unknown): EmbeddingRequest {
   const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
-  const refuseTokens = (param: string): never => {
-    throw invalidRequest('Token-id inputs are not supported: send the text (each target counts tokens with its own tokenizer).', param, 'unsupported_value');
-  };
-  const list: readonly (string | number | number[])[] = typeof b.input === 'string' ? [b.input] : b.input;
-  const inputs = list.map((item, i) => (typeof item === 'string' ? item : typeof item === 'number' ? refuseTokens('input') : refuseTokens(`input[${i}]`)));
+  let inputs: string[];
+  if (typeof b.input === 'string') inputs = [inputOf(b.input, 'input')];
+  else {
+    if (b.input.length === 0) throw invalidRequest("'input' must hold at least one input.", 'input', 'invalid_value');
+    // A flat list of integers is one token-id input, refused as such.
+    if (b.input.every((t) => typeof t === 'number')) throw invalidRequest(TOKEN_IDS, 'input', 'unsupported_value');
+    if (b.input.length > MAX_EMBEDDING_INPUTS) {
+      throw invalidRequest(`'input' holds ${b.input.length} inputs; at most ${MAX_EMBEDDING_INPUTS} are taken per request.`, 'input', 'array_above_max_length');
+    }
+    inputs = b.input.map((item, i) => inputOf(item, `input[${i}]`));
+  }
   return { model: b.model, inputs, dimensions: b.dimensions ?? null, encodingFormat: b.encoding_format ?? 'float', user: b.user ?? null };
 }

@@ -10,7 +10,7 @@ import { completionError } from '../completions/upstream-errors.js';
 import { runEmbedding, estimateEmbeddingTokens } from '../embeddings/embedding-job.js';
 import { parseEmbeddingRequest } from '../embeddings/embedding-request.js';
 import type { SvcMetadata } from '../openai/chat-types.js';
-import { notFound } from '../openai/errors.js';
+import { GatewayError, notFound } from '../openai/errors.js';
 import { admitRate } from '../ratelimit/admit.js';
 import { readJson } from './json-body.js';
 
@@ -54,7 +54,12 @@ export const embeddingsRoutes = new Hono<AppEnv>().post('/', async (c) => {
     estimate,
     clientSignal,
   }).catch((e: unknown) => {
-    throw completionError({ abortedEnding: () => (clientSignal.aborted ? 'client_closed' : 'upstream_error') }, e);
+    const error = completionError({ abortedEnding: () => (clientSignal.aborted ? 'client_closed' : 'upstream_error') }, e);
+    // The completion doors' wording names `messages` for an input too long; here the input is `input`.
+    if (error instanceof GatewayError && error.param === 'messages') {
+      throw new GatewayError(error.status, error.type, error.code, error.message, 'input', error.headers);
+    }
+    throw error;
   });
   const provider = done.target.adapter.name;
   const svc: SvcMetadata = {

@@ -16,8 +16,9 @@ export const usageRoutes = new Hono<AppEnv>().get('/', async (c) => {
   }
   const period = resolvePeriod(q.start_date, q.end_date, clock.now());
   const model = q.model ?? null;
-  if (model !== null && !isAlias(model)) {
-    throw invalidRequest(`Unknown model '${model}': expected one of ${ALIASES.join(', ')}.`, 'model');
+  const embeddingAliases = [...(c.get('deps').embeddings?.keys() ?? [])];
+  if (model !== null && !isAlias(model) && !embeddingAliases.includes(model)) {
+    throw invalidRequest(`Unknown model '${model}': expected one of ${[...ALIASES, ...embeddingAliases].join(', ')}.`, 'model');
   }
   const rows = await store.usage.rollup({ accountId: key.accountId, environment: key.environment, ...period, model });
   return c.json(usageReport({ account_id: key.accountId, environment: key.environment, model }, period, rows));

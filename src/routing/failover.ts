@@ -75,12 +75,13 @@ interface Live {
  * The upstream judged the request itself malformed: every target would say the same. A refusal marked
  * retryable is about this target only (see UpstreamErrorDetail.targetSpecific).
  */
-function requestRefused(e: UpstreamError): boolean {
+/** A refusal of the request itself, which every target would share: failover stops. */
+export function requestRefused(e: UpstreamError): boolean {
   return e.kind === 'http' && !e.retryable && (e.status === 400 || e.status === 413 || e.status === 422);
 }
 
 /** This target cannot serve this request, which says nothing of its health. */
-function cannotServe(e: UpstreamError): boolean {
+export function cannotServe(e: UpstreamError): boolean {
   return e.kind === 'unsupported' || detailOf(e).targetSpecific;
 }
 
