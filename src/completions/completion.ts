@@ -12,6 +12,7 @@ import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
 import { FailoverStream, type FailoverOptions } from '../routing/failover.js';
 import type { Route, Target } from '../routing/router.js';
@@ -55,6 +56,8 @@ export interface CompletionRequest {
   /** Fires when the client goes away. */
   clientSignal: AbortSignal;
   afterPartial: FailoverOptions['afterPartial'];
+  /** Metrics, trace and access line of the request (src/observability/); absent: not observed. */
+  observation?: RequestObservation;
 }
 
 /** How the hold ended, with what the `svc` metadata and the usage chunk report. */
@@ -96,8 +99,10 @@ export class Completion {
     this.created = Math.floor(deps.clock.now() / 1000);
     const signal = AbortSignal.any([spec.clientSignal, this.stop.signal]);
     const unservable = spec.quote.unservableTargets;
+    const targets = unservable.length === 0 ? spec.route.targets : spec.route.targets.filter((t) => !unservable.includes(targetKey(t)));
     this.failover = new FailoverStream({
-      targets: unservable.length === 0 ? spec.route.targets : spec.route.targets.filter((t) => !unservable.includes(targetKey(t))),
+      // Observed attempts: their spans, the time spent on upstreams, the first token.
+      targets: spec.observation?.attach(spec.route.entry.id, targets) ?? targets,
       request: { ...spec.request, max_tokens: spec.quote.maxOutputTokens },
       clientSignal: signal,
       requestDeadlineAt: performance.now() + deps.limits.requestTimeoutMs,
@@ -112,7 +117,7 @@ export class Completion {
     deps.registry.admit();
     let meter: Meter;
     try {
-      meter = await Meter.open(
+      const reserve = (): Promise<Meter> => Meter.open(
         deps.ledger,
         {
           holdId: spec.holdId,
@@ -126,6 +131,8 @@ export class Completion {
         },
         deps.limits.ledgerRetryDelaysMs,
       );
+      // In the reservation's span; a refusal is counted by its reason.
+      meter = await (spec.observation?.reserve(spec.route.entry.id, reserve) ?? reserve());
     } catch (e) {
       deps.registry.abandon();
       throw e;
@@ -169,7 +176,8 @@ export class Completion {
 
   /** Ends the hold exactly once; every later call returns the first settlement. */
   end(ending: Ending): Promise<Settlement> {
-    this.ending ??= this.settle(ending).finally(() => {
+    // In the settlement's span: the hold's outcome is counted and kept for the access line.
+    this.ending ??= (this.spec.observation?.settle(this.meter.holdId, this.failover.attempts, () => this.settle(ending)) ?? this.settle(ending)).finally(() => {
       this.deps.registry.delete(this);
     });
     return this.ending;

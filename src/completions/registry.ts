@@ -17,6 +17,11 @@ export class CompletionRegistry {
   private interrupting = false;
   private idle: (() => void) | null = null;
 
+  /** Shutdown began: readiness (GET /readyz) says so, so load balancers stop sending traffic. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   get size(): number {
     return this.live.size + this.pending;
   }

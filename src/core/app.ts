@@ -18,6 +18,8 @@ import { adminAuth } from '../http/middleware/admin-auth.js';
 import { auth } from '../http/middleware/auth.js';
 import { bodyLimit } from '../http/middleware/body-limit.js';
 import { errorResponse, onError, onNotFound } from '../http/middleware/errors.js';
+import { inSpan, observe } from '../http/middleware/observe.js';
+import { metricsRoutes, readinessRoutes } from '../http/probes.js';
 import { requestId } from '../http/middleware/request-id.js';
 import { modelsRoutes } from '../http/models.js';
 import { usageRoutes } from '../http/usage.js';
@@ -25,7 +27,8 @@ import type { AppDeps, AppEnv } from './deps.js';
 
 /**
  * Which doors an app serves: `all` (the default, one listener), or, when the operator API has a listener of
- * its own (SVC_ADMIN_PORT), `public` (everything but /admin/v1) and `admin` (only /admin/v1 and /healthz).
+ * its own (SVC_ADMIN_PORT), `public` (everything but /admin/v1 and /metrics) and `admin` (only /admin/v1, /metrics
+ * and the probes).
  */
 export type Doors = 'all' | 'public' | 'admin';
 
@@ -39,7 +42,10 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
     await next();
   });
   app.use('*', requestId);
+  app.use('*', observe);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.route('/', readinessRoutes);
+  if (doors !== 'public') app.route('/', metricsRoutes);
   const limit = bodyLimit(deps.limits.maxBodyBytes, (c) =>
     errorResponse(
       c,
@@ -51,7 +57,7 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
     // Before authentication: a browser's preflight carries no key. Headers of every answer, errors included.
     const cors = publicCors(deps.limits.corsOrigins ?? ['*']);
     if (cors !== null) app.use('/v1/*', cors);
-    app.use('/v1/*', auth);
+    app.use('/v1/*', inSpan('svc.authenticate', auth));
     app.use('/v1/*', limit);
     app.route('/v1/models', modelsRoutes);
     app.route('/v1/chat/completions', chatCompletionsRoutes);

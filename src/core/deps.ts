@@ -6,6 +6,8 @@ import type { RoutingTable } from '../routing/router.js';
 import type { Store } from '../store/types.js';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
+import type { RequestObservation } from '../observability/request-observation.js';
+import type { MetricsExposition, Telemetry } from '../observability/telemetry.js';
 
 /** What createApp needs. Nothing below the runtime entry point reads the environment or the filesystem. */
 export interface AppDeps {
@@ -34,6 +36,12 @@ export interface AppDeps {
   completions: CompletionRegistry;
   /** Per-key rate limits (src/ratelimit/): in process, or shared through Redis. */
   rateLimiting: RateLimiting;
+  /** Metrics and traces (src/observability/); absent: nothing is reported. */
+  telemetry?: Telemetry;
+  /** GET /metrics; absent: 404 (a runtime without a metrics registry). */
+  metrics?: MetricsExposition;
+  /** SVC_METRICS_TOKEN: the bearer token /metrics asks for; null or absent: none. */
+  metricsToken?: string | null;
 }
 
 /**
@@ -51,5 +59,6 @@ export interface AppEnv {
     deps: AppDeps;
     requestId: string;
     key: import('../store/types.js').ApiKeyRecord;
+    observation: RequestObservation | undefined;
   };
 }

@@ -28,6 +28,9 @@ export interface EmbeddingOutcome {
   target: EmbeddingTarget;
   promptTokens: number;
   credits: number;
+  /** Credits the upstream's count would have cost beyond the hold (not charged). */
+  shortfallCredits: number;
+  holdId: string;
   outcome: MeterOutcome | null;
   attempts: EmbeddingAttempt[];
   latencyMs: number;
@@ -122,7 +125,8 @@ export async function runEmbedding(
     }
     if (served !== null) {
       const { result, target } = served;
-      const promptTokens = result.promptTokens ?? spec.estimate;
+      // An upstream that says a non-empty input cost nothing is not believed: the estimate is charged.
+      const promptTokens = result.promptTokens !== null && result.promptTokens > 0 ? result.promptTokens : spec.estimate;
       const due = creditsFor(promptTokens, spec.route.creditsPer1kTokens);
       const credits = Math.min(due, meter.held);
       const shortfallCredits = due - credits;
@@ -144,7 +148,7 @@ export async function runEmbedding(
       if (shortfallCredits > 0) {
         deps.logger.warn('upstream usage exceeded the hold', { requestId: spec.requestId, holdId: meter.holdId, held: meter.held, shortfallCredits, promptTokens });
       }
-      return { result, target, promptTokens, credits, outcome, attempts, latencyMs };
+      return { result, target, promptTokens, credits, shortfallCredits, holdId: meter.holdId, outcome, attempts, latencyMs };
     }
     await endUntilLedgerAnswers(ending, meter, spec.requestId, () => meter.void());
     const last = failures.at(-1) ?? (spec.clientSignal.aborted ? abortedError(spec.clientSignal) : new UpstreamError('timeout', 'the request deadline passed before any target answered'));

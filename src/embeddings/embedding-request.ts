@@ -8,13 +8,20 @@ import { invalidRequest } from '../openai/errors.js';
 import { validationError } from '../openai/validation-errors.js';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
+/** The largest vectors asked for (OpenAI's and Gemini's largest models give 3,072). */
+export const MAX_EMBEDDING_DIMENSIONS = 8192;
+/**
+ * Numbers one answer may carry when `dimensions` is set (2,048 inputs of 3,072): an answer is built whole in
+ * memory, and past this its JSON approaches what a string can hold.
+ */
+export const MAX_EMBEDDING_VALUES = MAX_EMBEDDING_INPUTS * 3072;
 
 const schema = z
   .object({
     model: z.string().min(1),
     // Checked below, item by item, so a refusal names the input at fault.
     input: z.union([z.string(), z.array(z.unknown())]),
-    dimensions: z.number().int().min(1).max(65_536).nullable().optional(),
+    dimensions: z.number().int().min(1).max(MAX_EMBEDDING_DIMENSIONS).nullable().optional(),
     encoding_format: z.enum(['float', 'base64']).nullable().optional(),
     user: z.string().max(256).nullable().optional(),
   })
@@ -56,5 +63,13 @@ export function parseEmbeddingRequest(body: unknown): EmbeddingRequest {
     }
     inputs = b.input.map((item, i) => inputOf(item, `input[${i}]`));
   }
-  return { model: b.model, inputs, dimensions: b.dimensions ?? null, encodingFormat: b.encoding_format ?? 'float', user: b.user ?? null };
+  const dimensions = b.dimensions ?? null;
+  if (dimensions !== null && dimensions * inputs.length > MAX_EMBEDDING_VALUES) {
+    throw invalidRequest(
+      `${inputs.length} inputs of ${dimensions} dimensions is more than one answer may carry (${MAX_EMBEDDING_VALUES} numbers); send fewer inputs per request.`,
+      'dimensions',
+      'invalid_value',
+    );
+  }
+  return { model: b.model, inputs, dimensions, encodingFormat: b.encoding_format ?? 'float', user: b.user ?? null };
 }

@@ -97,6 +97,9 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
   const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_HEADER));
   const key = c.get('key');
   const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
+  // Known from here: a refusal below (429, strict_params) is counted under the alias asked for.
+  const observation = c.get('observation');
+  if (observation !== undefined) observation.alias = route.entry.id;
   const quote = await quoteRequest(route, request, { mediaUrlMaxTokens: deps.limits.mediaUrlMaxTokens });
   const bounded = { ...request, max_tokens: quote.maxOutputTokens };
   // With strict_params, a request no target can take whole is refused before anything is held.
@@ -144,6 +147,7 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
       quote,
       clientSignal: c.req.raw.signal,
       afterPartial: request.stream ? 'continue' : 'restart',
+      observation: c.get('observation'),
     });
   } catch (e) {
     release();

@@ -39,6 +39,8 @@ export const embeddingsRoutes = new Hono<AppEnv>().post('/', async (c) => {
       'model',
     );
   }
+  const observation = c.get('observation');
+  if (observation !== undefined) observation.alias = route.alias;
   const estimate = estimateEmbeddingTokens(request.inputs);
   const rateHeaders = await admitRate(deps.rateLimiting, key, { promptTokens: estimate, maxOutputTokens: 0 }, {
     findKey: (id) => deps.store.keys.findKey(id),
@@ -62,6 +64,21 @@ export const embeddingsRoutes = new Hono<AppEnv>().post('/', async (c) => {
     throw error;
   });
   const provider = done.target.adapter.name;
+  observation?.holdEnded(
+    {
+      alias: route.alias,
+      provider,
+      model: done.target.model,
+      promptTokens: done.promptTokens,
+      completionTokens: 0,
+      credits: done.outcome?.charged ?? done.credits,
+      attempts: done.attempts.length,
+      ending: 'completed',
+      holdId: done.holdId,
+      settlementPending: done.outcome === null,
+    },
+    { voided: false, shortfallCredits: done.shortfallCredits },
+  );
   const svc: SvcMetadata = {
     requested_model: route.alias,
     routed_model: `${provider}/${done.target.model}`,

@@ -10,53 +10,75 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../core/deps.js';
 import type { ChatMessage, ChatRequest } from '../openai/chat-types.js';
-import { invalidRequest, notFound } from '../openai/errors.js';
+import { GatewayError, notFound } from '../openai/errors.js';
 import { responseOfItem, RESPONSE_ID_PREFIX } from '../responses/response-ids.js';
 import { parseResponsesRequest, type InputItem, type ParsedResponsesRequest, type ResponsesHistory } from '../responses/responses-request.js';
 import { assistantTurnOf, renderResponse, type OutputItem, type ResponseFrame, type ResponseObject } from '../responses/responses-response.js';
 import { ResponsesStreamEncoder } from '../responses/responses-stream-encoder.js';
-import type { ApiKeyRecord, SavedResponse } from '../store/types.js';
+import type { ApiKeyRecord } from '../store/types.js';
 import { serveCompletion, type CompletionDoor } from './completion-door.js';
 
-/** Distinct stored responses one request may read (item_reference and previous_response_id together). */
-const MAX_RESPONSES_READ = 1000;
-
-function historyOf(c: Context<AppEnv>, key: ApiKeyRecord): ResponsesHistory {
-  const store = c.get('deps').store.responses;
-  // One read per stored response per request, however many of its items the input names.
-  const read = new Map<string, Promise<SavedResponse | null>>();
-  const find = (id: string): Promise<SavedResponse | null> => {
+/**
+ * What one request may pull from storage (earlier conversations, referenced items; each reference counted
+ * every time it appears): no more than one request body could carry whole. Without it a cheap request could
+ * make the gateway build an unbounded prompt (a fan-out of references to a big item) or grow a stored
+ * conversation turn after turn past anything a client could have sent.
+ */
+function historyOf(c: Context<AppEnv>, key: ApiKeyRecord, bodyBytes: number): ResponsesHistory {
+  const deps = c.get('deps');
+  const store = deps.store.responses;
+  const limit = deps.limits.maxBodyBytes;
+  // This request's own input counts too: what is stored after it (and continued next) stays within the limit.
+  let pulled = bodyBytes;
+  const pull = (bytes: number, param: string): void => {
+    pulled += bytes;
+    if (pulled > limit) {
+      throw new GatewayError(
+        413,
+        'invalid_request_error',
+        'conversation_too_large',
+        `The conversation this request continues or refers to is larger than one request may be (${limit} bytes); start a new conversation or send fewer earlier turns.`,
+        param,
+      );
+    }
+  };
+  // One read and one parse per stored response per request, however many of its items the input names.
+  const read = new Map<string, Promise<{ conversation: string; items: Map<string, { item: InputItem; bytes: number }> } | null>>();
+  const find = (id: string) => {
     let found = read.get(id);
     if (found === undefined) {
-      if (read.size >= MAX_RESPONSES_READ) {
-        throw invalidRequest(`The input refers to more than ${MAX_RESPONSES_READ} stored responses; send earlier turns as items instead.`, 'input', 'too_many_references');
-      }
-      found = store.find(key.accountId, key.environment, id);
+      found = store.find(key.accountId, key.environment, id).then((saved) => {
+        if (saved === null) return null;
+        const items = new Map<string, { item: InputItem; bytes: number }>();
+        for (const item of JSON.parse(saved.output) as OutputItem[]) items.set(item.id, { item: item as InputItem, bytes: JSON.stringify(item).length });
+        return { conversation: saved.conversation, items };
+      });
       read.set(id, found);
     }
     return found;
   };
-  const outputs = new Map<string, OutputItem[]>();
   return {
     async conversation(responseId) {
       const saved = await find(responseId);
-      return saved === null ? null : (JSON.parse(saved.conversation) as ChatMessage[]);
+      if (saved === null) return null;
+      pull(saved.conversation.length, 'previous_response_id');
+      return JSON.parse(saved.conversation) as ChatMessage[];
     },
     async item(id) {
       const responseId = responseOfItem(id);
       if (responseId === null) return null;
-      const saved = await find(responseId);
-      if (saved === null) return null;
-      let output = outputs.get(responseId);
-      if (output === undefined) {
-        output = JSON.parse(saved.output) as OutputItem[];
-        outputs.set(responseId, output);
-      }
-      const item = output.find((i) => i.id === id);
-      // A kept output item is also a valid input item (OpenAI's own rule): it goes through the same translation.
-      return item === undefined ? null : (structuredClone(item) as InputItem);
+      const found = (await find(responseId))?.items.get(id);
+      if (found === undefined) return null;
+      pull(found.bytes, 'input');
+      // Read-only: the translation copies what it keeps (src/responses/responses-request.ts).
+      return found.item;
     },
   };
+}
+
+function withoutLogprobs(item: OutputItem): OutputItem {
+  if (item.type !== 'message') return item;
+  return { ...item, content: item.content.map((c) => (c.type === 'output_text' ? { ...c, logprobs: [] } : c)) };
 }
 
 /** One request's door: the parsed request is needed again to frame and keep the answer. */
@@ -82,7 +104,8 @@ function responsesDoor(c: Context<AppEnv>): CompletionDoor {
         createdAt: now,
         expiresAt: now + retentionMs,
         conversation: JSON.stringify(turn === null ? parsed.conversation : [...parsed.conversation, turn]),
-        output: JSON.stringify(response.output),
+        // The lookup copy for item_reference: without logprobs, which no input takes back.
+        output: JSON.stringify(response.output.map(withoutLogprobs)),
         body: JSON.stringify(response),
       });
     } catch (e) {
@@ -94,7 +117,7 @@ function responsesDoor(c: Context<AppEnv>): CompletionDoor {
     scope: 'responses',
     idPrefix: RESPONSE_ID_PREFIX,
     async parse(body): Promise<ChatRequest> {
-      parsed = await parseResponsesRequest(body, historyOf(c, key));
+      parsed = await parseResponsesRequest(body, historyOf(c, key, (await c.req.text()).length));
       return parsed.chat;
     },
     encoder: (completion) =>

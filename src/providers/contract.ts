@@ -19,6 +19,8 @@ export interface UpstreamTokens {
 export interface UpstreamMeta {
   systemFingerprint?: string;
   serviceTier?: string;
+  /** The model the upstream says answered (OpenAI's `model` on each chunk): traces only, never relayed. */
+  model?: string;
 }
 
 export interface UpstreamCall {

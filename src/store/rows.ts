@@ -9,6 +9,8 @@ import type {
   NewApiKey,
   SavedResponse,
   UsageDayRow,
+  UsageEventQuery,
+  UsageEventRow,
 } from './types.js';
 
 /**
@@ -158,6 +160,77 @@ export function toUsageDay(row: UsageDailyRow): UsageDayRow {
     reasoningTokens: Number(row.reasoning_tokens),
     credits: row.credits,
   };
+}
+
+/** The usage_events columns an export reads, in UsageEventRow's order. */
+export const USAGE_EVENT_COLUMNS =
+  'id, request_id, created_at, account_id, environment, key_id, model, routed_provider, routed_model, prompt_tokens, ' +
+  'completion_tokens, cached_tokens, reasoning_tokens, credits, shortfall_credits, outcome, latency_ms';
+
+export interface UsageEventDbRow {
+  id: number;
+  request_id: string;
+  created_at: number;
+  account_id: string;
+  environment: Environment;
+  key_id: string;
+  model: string;
+  routed_provider: string;
+  routed_model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  credits: number;
+  shortfall_credits: number;
+  outcome: string;
+  latency_ms: number;
+}
+
+export function toUsageEvent(row: UsageEventDbRow): UsageEventRow {
+  return {
+    id: Number(row.id),
+    requestId: row.request_id,
+    at: Number(row.created_at),
+    accountId: row.account_id,
+    environment: row.environment,
+    keyId: row.key_id,
+    model: row.model,
+    routedProvider: row.routed_provider,
+    routedModel: row.routed_model,
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    cachedTokens: Number(row.cached_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+    credits: Number(row.credits),
+    shortfallCredits: Number(row.shortfall_credits),
+    outcome: row.outcome,
+    latencyMs: Number(row.latency_ms),
+  };
+}
+
+/** Refuses a malformed export page request before it reaches SQL (both stores). */
+export function checkUsageEventQuery(query: UsageEventQuery): void {
+  const { startMs, endMs, after, limit } = query;
+  if (!Number.isSafeInteger(startMs) || !Number.isSafeInteger(endMs) || endMs < startMs) {
+    throw new StoreError('invalid_input', 'startMs and endMs must be integers with startMs <= endMs');
+  }
+  if (after !== null && (!Number.isSafeInteger(after.at) || !Number.isSafeInteger(after.id))) {
+    throw new StoreError('invalid_input', 'after.at and after.id must be integers');
+  }
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_USAGE_EVENT_PAGE) {
+    throw new StoreError('invalid_input', `limit must be an integer from 1 to ${MAX_USAGE_EVENT_PAGE}`);
+  }
+}
+
+export const MAX_USAGE_EVENT_PAGE = 10_000;
+
+/**
+ * The keyset lower bound of a page: after the previous page's last row, or, for the first page, before
+ * every row of startMs (event ids are positive).
+ */
+export function usageEventCursor(query: UsageEventQuery): { at: number; id: number } {
+  return query.after ?? { at: query.startMs, id: 0 };
 }
 
 export const SAVED_RESPONSE_COLUMNS = 'id, account_id, environment, key_id, created_at, expires_at, conversation, output, body';

@@ -212,9 +212,60 @@ export interface UsageDayRow {
   credits: number;
 }
 
+/**
+ * A page of usage events for export (`svc-gateway usage export`): keyset pagination in (at, id) order, so a
+ * whole period is read page by page without an OFFSET and without holding it all in memory.
+ */
+export interface UsageEventQuery {
+  /** Settle times `startMs <= at < endMs` (epoch ms; the CLI passes whole UTC days). */
+  startMs: number;
+  endMs: number;
+  /** Null: every account (or every environment). */
+  accountId: string | null;
+  environment: Environment | null;
+  /** The last row of the previous page: only rows after it in (at, id) order; null for the first page. */
+  after: { at: number; id: number } | null;
+  /** Page size, an integer from 1 to 10,000. */
+  limit: number;
+}
+
+/** One usage event: one settled request (a voided hold has none), as recorded by settle. */
+export interface UsageEventRow {
+  /** The event's own id: a positive integer, unique in the database, the tie-breaker of the order. */
+  id: number;
+  /** The gateway's request id (the `x-request-id` of the request that was charged). */
+  requestId: string;
+  /** When the request settled (epoch ms): the instant that dates it, so its UTC day is its /v1/usage day. */
+  at: number;
+  accountId: string;
+  environment: Environment;
+  keyId: string;
+  /** The alias the client asked for. */
+  model: string;
+  routedProvider: string;
+  /** `<provider>/<upstream model>` of the target that answered (`<provider>/none` if none did). */
+  routedModel: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  /** Credits charged. */
+  credits: number;
+  shortfallCredits: number;
+  outcome: string;
+  latencyMs: number;
+}
+
 export interface UsageStore {
   /** Rows per (day, model) in the range, from the daily rollup maintained at settle time. */
   rollup(query: UsageQuery): Promise<UsageDayRow[]>;
+  /**
+   * Usage events settled in [startMs, endMs), of one account and environment or all, in (at, id) order,
+   * at most `limit` of them after `after`. Served by the index on (created_at, id) (schema v8), so each
+   * page costs its own rows however far into the period it starts. Pass the last row's (at, id) as the
+   * next page's `after`; a page shorter than `limit` is the last.
+   */
+  events(query: UsageEventQuery): Promise<UsageEventRow[]>;
 }
 
 /** An answer kept to be replayed to a retry (a non-streaming body, or a whole SSE stream). */

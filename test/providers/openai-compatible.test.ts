@@ -151,9 +151,8 @@ describe('openai-compatible adapter: streams', () => {
     // The fixture's usage details: no prompt tokens from the cache, no reasoning tokens.
     expect(usages(events)).toEqual([{ promptTokens: 19, completionTokens: 10, cachedTokens: 0, reasoningTokens: 0 }]);
     expect(events.at(-1)?.type).toBe('usage');
-    // What the fixture repeats on every chunk, relayed with each event.
-    const meta = { systemFingerprint: 'fp_06737a9306', serviceTier: 'default' };
-    expect(events.map((e) => e.meta)).toEqual(events.map(() => meta));
+    // What the fixture repeats on every chunk, relayed with each event (the model for traces only).
+    expect(events.map((e) => e.meta)).toEqual(events.map(() => ({ systemFingerprint: 'fp_06737a9306', serviceTier: 'default', model: expect.any(String) })));
   });
 
   it('relays reasoning_content deltas apart from the content, with cached and reasoning tokens', async () => {
@@ -253,7 +252,7 @@ describe('openai-compatible adapter: complete', () => {
       model: 'gpt-4.1-2025-04-14',
       // choices[0].logprobs as sent (null: none were asked for), and the answer's service_tier; it has no system_fingerprint.
       logprobs: null,
-      meta: { serviceTier: 'default' },
+      meta: { serviceTier: 'default', model: 'gpt-4.1-2025-04-14' },
     });
     const { json, headers } = lastRequest();
     expect(json).not.toHaveProperty('stream');

@@ -82,7 +82,7 @@ describe('sandbox server: protocol', () => {
       model: 'sandbox-fast',
       // `logprobs: null`, `service_tier` and `system_fingerprint` as the server writes them (wire-format.ts).
       logprobs: null,
-      meta: { systemFingerprint: 'fp_sandbox', serviceTier: 'default' },
+      meta: { systemFingerprint: 'fp_sandbox', serviceTier: 'default', model: 'sandbox-fast' },
     });
   });
 

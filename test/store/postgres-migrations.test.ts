@@ -203,3 +203,64 @@ describe('postgres migration 7 (stored_responses) on a version 6 schema', () => 
     expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
   });
 });
+
+describe('postgres migration 8 (usage_events_by_time) on a version 7 schema', () => {
+  let schema: string;
+  let clock: ManualClock;
+  let store: Store;
+  let raw: postgres.Sql;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    clock = new ManualClock(T0);
+    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+    try {
+      const before = migrations.filter((migration) => migration.version < 8);
+      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
+    } finally {
+      await sql.end();
+    }
+    store = openPostgresStore(schema, clock);
+    raw = await rawSql(schema);
+  });
+
+  afterEach(async () => {
+    await raw.end();
+    await store.close();
+    await dropTestSchema(schema);
+  });
+
+  const indexes = () =>
+    raw`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'usage_events' AND schemaname = ${schema} ORDER BY indexname`;
+
+  it('indexes the events already recorded, which the export then reads, and leaves the books alone', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 5, usage: usage({ requestId: 'req_v7' }) });
+    await store.migrate();
+    expect(await raw`SELECT version, name FROM schema_migrations ORDER BY version`).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect((await indexes()).map((row) => row.indexname)).toEqual([
+      'usage_events_by_owner_day',
+      'usage_events_by_time',
+      'usage_events_hold_id_key',
+      'usage_events_pkey',
+    ]);
+    expect((await indexes()).find((row) => row.indexname === 'usage_events_by_time')?.indexdef).toMatch(/\(created_at, id\)$/);
+    const page = await store.usage.events({ startMs: T0, endMs: T0 + 1, accountId: null, environment: null, after: null, limit: 10 });
+    expect(page).toEqual([expect.objectContaining({ requestId: 'req_v7', accountId: owner.accountId, credits: 5, at: T0 })]);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+  });
+
+  it('keeps the index an operator built CONCURRENTLY beforehand', async () => {
+    const oid = async () =>
+      (await raw<{ oid: string | null }[]>`SELECT to_regclass(${`${schema}.usage_events_by_time`})::oid::text AS oid`)[0]?.oid;
+    await raw.unsafe('CREATE INDEX CONCURRENTLY usage_events_by_time ON usage_events (created_at, id)');
+    const before = await oid();
+    expect(before).toMatch(/^\d+$/);
+    await store.migrate();
+    expect(await oid()).toBe(before);
+    expect(await raw`SELECT max(version) AS version FROM schema_migrations`).toEqual([{ version: 8 }]);
+  });
+});

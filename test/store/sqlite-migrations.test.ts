@@ -199,3 +199,45 @@ describe('sqlite migration 7 (stored_responses) on a version 6 database', () => 
     expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
   });
 });
+
+describe('sqlite migration 8 (usage_events_by_time) on a version 7 database', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let raw: SqliteConnection;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v7-'));
+    const path = join(dir, 'gateway.db');
+    clock = new ManualClock(T0);
+    raw = new SqliteConnection(openSqliteDatabase(path));
+    const before = migrations.filter((migration) => migration.version < 8);
+    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
+    store = createSqliteStore({ path, clock });
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('indexes the events already recorded, which the export then reads, and leaves the books alone', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 5, usage: usage({ requestId: 'req_v7' }) });
+    await store.migrate();
+    expect(raw.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(raw.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'usage_events' ORDER BY name`)).toEqual([
+      { name: 'sqlite_autoindex_usage_events_1' },
+      { name: 'usage_events_by_owner_day' },
+      { name: 'usage_events_by_time' },
+    ]);
+    const page = await store.usage.events({ startMs: T0, endMs: T0 + 1, accountId: null, environment: null, after: null, limit: 10 });
+    expect(page).toEqual([expect.objectContaining({ requestId: 'req_v7', accountId: owner.accountId, credits: 5, at: T0 })]);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+    expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
+  });
+});

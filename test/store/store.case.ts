@@ -10,6 +10,7 @@ import { renewCases } from './cases/renew.case.js';
 import { reserveCases } from './cases/reserve.case.js';
 import { responseCases } from './cases/responses.case.js';
 import { settleCases } from './cases/settle.case.js';
+import { usageEventCases } from './cases/usage-events.case.js';
 import { usageCases } from './cases/usage.case.js';
 
 export type { OpenStore, StoreHarness } from './cases/harness.js';
@@ -30,6 +31,7 @@ export function runStoreConformance(name: string, open: OpenStore): void {
     renewCases(open);
     expiryCases(open);
     usageCases(open);
+    usageEventCases(open);
     idempotencyCases(open);
     responseCases(open);
     propertyCases(open);

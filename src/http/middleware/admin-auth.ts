@@ -9,7 +9,7 @@ import { GatewayError, unauthorized } from '../../openai/errors.js';
 const encoder = new TextEncoder();
 
 /** Compares digests, not the tokens, so the comparison time says nothing about the token. */
-async function sameSecret(a: string, b: string): Promise<boolean> {
+export async function sameSecret(a: string, b: string): Promise<boolean> {
   const [da, db] = await Promise.all([
     crypto.subtle.digest('SHA-256', encoder.encode(a)),
     crypto.subtle.digest('SHA-256', encoder.encode(b)),

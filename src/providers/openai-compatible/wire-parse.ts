@@ -73,12 +73,13 @@ export function parseCompletion(payload: unknown): UpstreamCompletion {
   };
 }
 
-/** `system_fingerprint` and `service_tier`, which OpenAI repeats on every chunk; null when neither is there. */
+/** `system_fingerprint`, `service_tier` and `model`, which OpenAI repeats on every chunk; null when none is there. */
 function toMeta(payload: Record<string, unknown>): UpstreamMeta | null {
   const meta: UpstreamMeta = {};
   if (typeof payload.system_fingerprint === 'string') meta.systemFingerprint = payload.system_fingerprint;
   if (typeof payload.service_tier === 'string') meta.serviceTier = payload.service_tier;
-  return meta.systemFingerprint === undefined && meta.serviceTier === undefined ? null : meta;
+  if (typeof payload.model === 'string') meta.model = payload.model;
+  return meta.systemFingerprint === undefined && meta.serviceTier === undefined && meta.model === undefined ? null : meta;
 }
 
 /**

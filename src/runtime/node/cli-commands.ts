@@ -8,12 +8,12 @@ import { openStore } from './open-store.js';
 
 export type Flags = Record<string, string | boolean | undefined>;
 
-function str(flags: Flags, name: string): string | undefined {
+export function str(flags: Flags, name: string): string | undefined {
   const v = flags[name];
   return typeof v === 'string' ? v : undefined;
 }
 
-function required(flags: Flags, name: string): string {
+export function required(flags: Flags, name: string): string {
   const v = str(flags, name);
   if (v === undefined || v === '') throw new CliError(`missing --${name}`, 2);
   return v;
@@ -34,7 +34,7 @@ function environment(flags: Flags): Environment {
   return v;
 }
 
-async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(process.env.SVC_DATABASE_URL, systemClock);
   try {
     return await fn(store);
@@ -43,7 +43,7 @@ async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   }
 }
 
-async function requireAccount(store: Store, id: string): Promise<void> {
+export async function requireAccount(store: Store, id: string): Promise<void> {
   if (!(await store.keys.getAccount(id))) throw new CliError(`no account '${id}'`);
 }
 

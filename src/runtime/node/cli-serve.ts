@@ -2,7 +2,8 @@ import { ConfigError } from '../../config/schema.js';
 import type { Store } from '../../store/types.js';
 import { CliError } from './cli-output.js';
 import { loadConfig, providerSecrets } from './config-file.js';
-import { jsonLogger } from './json-logger.js';
+import { logLevelOf, pinoLogger } from './pino-logger.js';
+import { startTracing, tracingConfigured } from './tracing.js';
 import { describeDatabase } from './open-store.js';
 import { startGateway } from './server.js';
 import { startSandboxServer } from './sandbox-server.js';
@@ -25,7 +26,12 @@ async function firstStartHint(store: Store): Promise<void> {
 }
 
 export async function serveCommand(portFlag: string | undefined): Promise<void> {
-  const logger = jsonLogger();
+  let logger;
+  try {
+    logger = pinoLogger({ level: logLevelOf(process.env.SVC_LOG_LEVEL) });
+  } catch (e) {
+    throw new CliError(e instanceof Error ? e.message : String(e), 2);
+  }
   let config;
   try {
     config = loadConfig(process.env.SVC_CONFIG);
@@ -46,6 +52,8 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
       ? { adminListener: { host: process.env.SVC_ADMIN_HOST || '127.0.0.1', port: port(process.env.SVC_ADMIN_PORT, 0) } }
       : {}),
     ...(process.env.SVC_REDIS_URL ? { redisUrl: process.env.SVC_REDIS_URL } : {}),
+    metricsToken: process.env.SVC_METRICS_TOKEN || null,
+    tracing: tracingConfigured(process.env) ? startTracing({ recordContent: process.env.SVC_TRACE_CONTENT === 'true' }) : null,
   });
   const db = describeDatabase(process.env.SVC_DATABASE_URL);
   process.stdout.write(

@@ -5,6 +5,7 @@ import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, ledgerV
 import { CliError } from './cli-output.js';
 import { routeCommand } from './cli-route.js';
 import { sandboxCommand, serveCommand } from './cli-serve.js';
+import { usageExport } from './cli-usage-export.js';
 
 const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --json)
 
@@ -15,6 +16,11 @@ const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --
   keys create --account ID [--environment live|test] [--name N] [--daily-credit-limit N] [--rpm-limit N] [--tpm-limit N]
   keys list --account ID
   keys revoke KEY_ID
+  usage export --from YYYY-MM-DD [--to YYYY-MM-DD] --format csv|jsonl
+               [--account ID] [--environment live|test] [--output FILE]
+                                                     one row per charged request of the UTC days --from..--to
+                                                     (inclusive; --to defaults to --from); every account and
+                                                     both environments unless given; to stdout unless --output
   migrate                                            apply database migrations
   ledger verify                                      recompute every balance from the journal (exit 1 on mismatch)
   route "<prompt>" [--quality-bias 0..1]             which tier svc-auto picks for a prompt, and why (or the prompt on stdin)
@@ -38,6 +44,10 @@ const OPTIONS = {
   'rpm-limit': { type: 'string' },
   'tpm-limit': { type: 'string' },
   'quality-bias': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  format: { type: 'string' },
+  output: { type: 'string' },
 } as const;
 
 async function run(argv: string[]): Promise<void> {
@@ -75,6 +85,8 @@ async function run(argv: string[]): Promise<void> {
       return keysRevoke(rest, json);
     case 'ledger verify':
       return ledgerVerify(json);
+    case 'usage export':
+      return usageExport(flags, rest, json);
     default:
       throw new CliError(`unknown command '${positionals.join(' ')}'\n\n${HELP}`, 2);
   }

@@ -21,6 +21,10 @@ import { ConfigError, requestTimeoutMs, type GatewayConfig } from '../../config/
 import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
 import { createNodeUpstreamClient } from './upstream-client.js';
+import { instrumentLedger } from '../../observability/instrumented-ledger.js';
+import type { TargetHealth } from '../../routing/health.js';
+import { prometheusTelemetry } from './prometheus-telemetry.js';
+import { propagatingFetch, type NodeTracing } from './tracing.js';
 import type { Store } from '../../store/types.js';
 import { describeDatabase, openStore } from './open-store.js';
 import { connectRateLimitRedis } from './redis-client.js';
@@ -50,6 +54,10 @@ export interface GatewayOptions {
   adminToken?: string | null;
   /** SVC_REDIS_URL, else rate_limits.redis_url: rate limits shared by every instance; unset: in this process. */
   redisUrl?: string;
+  /** SVC_METRICS_TOKEN: the bearer token GET /metrics asks for; unset: none. */
+  metricsToken?: string | null;
+  /** OpenTelemetry tracing (./tracing.ts), when an OTLP endpoint is configured; shut down with the gateway. */
+  tracing?: NodeTracing | null;
 }
 
 export interface RunningGateway {
@@ -87,6 +95,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   if (!opts.clock) await align();
   const { server: serverCfg } = opts.config;
   const upstream = createNodeUpstreamClient();
+  const tracing = opts.tracing ?? null;
+  // With tracing on, every upstream call carries the attempt span's `traceparent`.
+  const upstreamFetch = tracing === null ? upstream.fetch : propagatingFetch(upstream.fetch);
+  let health: ReadonlyMap<string, TargetHealth> = new Map();
+  const telemetry = prometheusTelemetry({ health: () => health, tracing });
   const completions = new CompletionRegistry();
   const rateCfg = opts.config.rate_limits;
   const redisUrl = opts.redisUrl ?? rateCfg.redis_url;
@@ -97,11 +110,16 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           onError: rateCfg.on_redis_error,
           logger: opts.logger,
         });
+  const routing = buildRoutingTable(opts.config, opts.secrets, upstreamFetch);
+  health = routing.health;
   const deps: AppDeps = {
-    store,
+    store: { ...store, ledger: instrumentLedger(store.ledger, telemetry.ledgerCall) },
     clock,
-    routing: buildRoutingTable(opts.config, opts.secrets, upstream.fetch),
-    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, capResponseBytes(upstream.fetch, opts.config.server.max_upstream_response_bytes)),
+    routing,
+    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, capResponseBytes(upstreamFetch, opts.config.server.max_upstream_response_bytes)),
+    telemetry,
+    metrics: telemetry.exposition,
+    metricsToken: opts.metricsToken ?? null,
     logger: opts.logger,
     adminToken: opts.adminToken ?? null,
     limits: {
@@ -155,7 +173,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // Idempotency records past their 24 hours, and stored responses past their retention, go in the same pass.
   const reaper = setInterval(() => {
     store.ledger.reapExpiredHolds(1000).then(
-      (n) => n > 0 && opts.logger.info('voided expired holds', { count: n }),
+      (n) => {
+        if (n === 0) return;
+        telemetry.holdsReaped(n);
+        opts.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: n });
+      },
       (e: unknown) => opts.logger.error('hold reaper failed', { error: String(e) }),
     );
     store.idempotency.purgeExpired(1000).then(
@@ -209,6 +231,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       await upstream.close();
       await limiter.close();
       await store.close();
+      await tracing?.shutdown().catch((e: unknown) => opts.logger.warn('trace export failed at shutdown', { error: String(e) }));
       return unsettled;
     })();
     return stopping;

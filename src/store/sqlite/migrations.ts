@@ -8,6 +8,7 @@ import { schemaV4 } from './schema-v4.js';
 import { schemaV5 } from './schema-v5.js';
 import { schemaV6 } from './schema-v6.js';
 import { schemaV7 } from './schema-v7.js';
+import { schemaV8 } from './schema-v8.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -20,6 +21,7 @@ export const migrations: readonly Migration[] = [
   { version: 5, name: 'key_families', sql: schemaV5 },
   { version: 6, name: 'usage_token_details', sql: schemaV6 },
   { version: 7, name: 'stored_responses', sql: schemaV7 },
+  { version: 8, name: 'usage_events_by_time', sql: schemaV8 },
 ];
 
 /**

@@ -1,5 +1,13 @@
-import { type UsageDailyRow, toUsageDay } from '../rows.js';
-import type { UsageDayRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
+import {
+  USAGE_EVENT_COLUMNS,
+  type UsageDailyRow,
+  type UsageEventDbRow,
+  checkUsageEventQuery,
+  toUsageDay,
+  toUsageEvent,
+  usageEventCursor,
+} from '../rows.js';
+import type { UsageDayRow, UsageEventQuery, UsageEventRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import type { SqliteConnection } from './database.js';
 import type { Hold } from './holds.js';
@@ -75,5 +83,29 @@ export class SqliteUsageStore implements UsageStore {
         query.model,
       )
       .map(toUsageDay);
+  }
+
+  async events(query: UsageEventQuery): Promise<UsageEventRow[]> {
+    checkUsageEventQuery(query);
+    const cursor = usageEventCursor(query);
+    // Pinned to the (created_at, id) index: without statistics SQLite would take the (account, environment,
+    // day) index for an account's export and sort the account's whole period again for every page. The range
+    // starts at the cursor's instant (a row value `(created_at, id) > (?, ?)` would start it at startMs, and
+    // each page would walk every row before it again); of that instant, only the rows after the cursor's id.
+    return this.conn
+      .all<UsageEventDbRow>(
+        `SELECT ${USAGE_EVENT_COLUMNS} FROM usage_events INDEXED BY usage_events_by_time
+         WHERE created_at >= ?1 AND created_at < ?2 AND (created_at > ?3 OR id > ?4)
+           AND (?5 IS NULL OR account_id = ?5) AND (?6 IS NULL OR environment = ?6)
+         ORDER BY created_at, id LIMIT ?7`,
+        Math.max(query.startMs, cursor.at),
+        query.endMs,
+        cursor.at,
+        cursor.id,
+        query.accountId,
+        query.environment,
+        query.limit,
+      )
+      .map(toUsageEvent);
   }
 }

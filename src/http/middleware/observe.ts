@@ -1,0 +1,151 @@
+/**
+ * Observes every request: its metrics, its span (when tracing is on, continuing a client's `traceparent`)
+ * and one access line when it ends. A completion's request ends when its hold ends, which for a stream is
+ * after the response began. The access line carries ids (request, key, account) and counts, never a
+ * secret, a header or a prompt.
+ */
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type TextMapGetter } from '@opentelemetry/api';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../core/deps.js';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_URL_PATH,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_REQUEST_MODEL,
+  GEN_AI_USAGE_INPUT_TOKENS,
+  GEN_AI_USAGE_OUTPUT_TOKENS,
+  SVC_ATTEMPTS,
+  SVC_CREDITS,
+  SVC_ENDING,
+  SVC_KEY_ID,
+  SVC_REQUEST_ID,
+  SVC_ROUTED_MODEL,
+} from '../../observability/attributes.js';
+import { doorOf } from '../../observability/door.js';
+import { RequestObservation } from '../../observability/request-observation.js';
+import { noTelemetry } from '../../observability/telemetry.js';
+
+const headerGetter: TextMapGetter<Headers> = {
+  keys: (carrier) => [...carrier.keys()],
+  get: (carrier, key) => carrier.get(key) ?? undefined,
+};
+
+export const observe: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const deps = c.get('deps');
+  const telemetry = deps.telemetry ?? noTelemetry;
+  const path = c.req.path;
+  const door = doorOf(path);
+  const obs = new RequestObservation(telemetry, deps.logger, door, c.get('requestId'));
+  c.set('observation', obs);
+  const tracing = telemetry.tracing;
+  if (tracing !== null) {
+    const parent = tracing.propagator.extract(otelContext.active(), c.req.raw.headers, headerGetter);
+    obs.span = tracing.tracer.startSpan(
+      `${c.req.method} ${path.startsWith('/v1/') || path.startsWith('/admin/v1/') ? path : door}`,
+      { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: c.req.method, [ATTR_URL_PATH]: path, [SVC_REQUEST_ID]: obs.requestId } },
+      parent,
+    );
+    obs.context = trace.setSpan(parent, obs.span);
+    await otelContext.with(obs.context, next);
+  } else {
+    await next();
+  }
+  const status = c.res.status;
+  if (obs.ended === null) {
+    finish(c, obs, status);
+    return;
+  }
+  // A stream is open until its completion's hold ended; a non-streaming completion has ended already.
+  const streaming = c.res.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  if (streaming) telemetry.streamOpened();
+  void obs.ended.then(() => {
+    if (streaming) telemetry.streamClosed();
+    finish(c, obs, status);
+  });
+};
+
+function finish(c: Context<AppEnv>, obs: RequestObservation, status: number): void {
+  const { telemetry, door } = obs;
+  const seconds = (performance.now() - obs.startedAt) / 1000;
+  const done = obs.completion;
+  telemetry.requestEnded({
+    door,
+    alias: obs.alias,
+    provider: done?.provider ?? '',
+    model: done?.model ?? '',
+    status,
+    seconds,
+    upstreamSeconds: obs.upstreamMs / 1000,
+  });
+  if (status === 429) telemetry.rateLimited(door);
+  const key = c.get('key') as AppEnv['Variables']['key'] | undefined;
+  if (obs.span !== null) {
+    const span = obs.span;
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (key) span.setAttribute(SVC_KEY_ID, key.id);
+    if (obs.alias !== '') {
+      span.setAttributes({ [GEN_AI_OPERATION_NAME]: 'chat', [GEN_AI_REQUEST_MODEL]: obs.alias });
+    }
+    if (done !== null) {
+      span.setAttributes({
+        [SVC_ROUTED_MODEL]: `${done.provider}/${done.model}`,
+        [GEN_AI_USAGE_INPUT_TOKENS]: done.promptTokens,
+        [GEN_AI_USAGE_OUTPUT_TOKENS]: done.completionTokens,
+        [SVC_CREDITS]: done.credits,
+        [SVC_ATTEMPTS]: done.attempts,
+        [SVC_ENDING]: done.ending,
+      });
+    }
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+  const line = {
+    requestId: obs.requestId,
+    method: c.req.method,
+    door,
+    status,
+    latencyMs: Math.round(seconds * 1000),
+    ...(key ? { keyId: key.id, accountId: key.accountId } : {}),
+    ...(done !== null
+      ? {
+          alias: done.alias,
+          routedModel: `${done.provider}/${done.model}`,
+          promptTokens: done.promptTokens,
+          completionTokens: done.completionTokens,
+          credits: done.credits,
+          attempts: done.attempts,
+          ending: done.ending,
+          upstreamMs: Math.round(obs.upstreamMs),
+          ...(done.settlementPending ? { settlement: 'pending', holdId: done.holdId } : {}),
+        }
+      : {}),
+  };
+  // Probes and scrapes come every few seconds: their lines are debug, the rest is the access log.
+  if (door === 'probe' || door === 'metrics') obs.logger.debug('request', line);
+  else obs.logger.info('request', line);
+}
+
+/** Runs `middleware` in a child span of the request's, ended when it hands on (or answers). */
+export function inSpan(name: string, middleware: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const span = c.get('observation')?.startSpan(name) ?? null;
+    if (span === null) return middleware(c, next);
+    let open = true;
+    const end = (): void => {
+      if (open) span.end();
+      open = false;
+    };
+    try {
+      return await middleware(c, async () => {
+        end();
+        await next();
+      });
+    } catch (e) {
+      if (open) span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      end();
+    }
+  };
+}
