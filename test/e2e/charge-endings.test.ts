@@ -193,9 +193,18 @@ async function expectBooksBalance({ gw, seeded }: Setup): Promise<UsageEvent[]> 
   const until = Date.now() + 5000;
   while ((await gw.store.ledger.countPendingHolds()) > 0 && Date.now() < until) await sleep(20);
   expect(await gw.store.ledger.countPendingHolds()).toBe(0);
-  const events = usageEvents(gw);
-  const spent = events.reduce((sum, e) => sum + e.credits, 0);
-  const balance = await gw.store.ledger.balance(seeded.accountId, 'live');
+  // The gateway's connection sees a group-commit batch before it commits; the second connection that reads
+  // usage_events sees it once committed, a moment later: both sides must agree within that moment.
+  let events = usageEvents(gw);
+  let balance = await gw.store.ledger.balance(seeded.accountId, 'live');
+  const agreeBy = Date.now() + 2000;
+  const spentOf = (list: UsageEvent[]): number => list.reduce((sum, e) => sum + e.credits, 0);
+  while (balance.purchased + balance.earned !== GRANT - spentOf(events) && Date.now() < agreeBy) {
+    await sleep(20);
+    events = usageEvents(gw);
+    balance = await gw.store.ledger.balance(seeded.accountId, 'live');
+  }
+  const spent = spentOf(events);
   expect(balance.purchased + balance.earned).toBe(GRANT - spent);
   expect(balance.reserved).toBe(0);
   expect((await gw.store.ledger.audit()).findings).toEqual([]);
