@@ -35,12 +35,16 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 export class VerifiedSecrets {
   private readonly entries = new Map<string, Verified>();
-  /** Lives only in this process's memory; a restart forgets every entry anyway. */
-  private readonly digestKey = crypto.getRandomValues(new Uint8Array(32));
+  /**
+   * Lives only in this process's memory; a restart forgets every entry anyway. Drawn at first use, not at
+   * construction: the Workers runtime refuses random values in a module's global scope, where this is built.
+   */
+  private digestKey: Uint8Array | null = null;
 
   constructor(private readonly capacity = 10_000) {}
 
   private digest(secret: string): Uint8Array {
+    this.digestKey ??= crypto.getRandomValues(new Uint8Array(32));
     return hmac(sha256, this.digestKey, encoder.encode(secret));
   }
 

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { ConfigError } from '../../config/schema.js';
-import { createPostgresStore } from '../../store/postgres/postgres-store.js';
+import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import { createSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { Store } from '../../store/types.js';
 
@@ -40,31 +40,6 @@ function openSqlite(path: string, clock: Clock): Store {
   return createSqliteStore({ path, clock });
 }
 
-/**
- * `max` and `schema` are ours: taken out so the driver does not send them to the server as settings. Only
- * the query string is parsed here: multi-host URLs (`postgres://h1,h2/db`), which the driver accepts, are
- * not valid WHATWG URLs.
- */
 function openPostgres(url: string, clock: Clock): Store {
-  const queryStart = url.indexOf('?');
-  const params = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
-  const max = params.get('max');
-  const schema = params.get('schema');
-  params.delete('max');
-  params.delete('schema');
-  if (max !== null && !/^[1-9][0-9]*$/.test(max)) {
-    throw new ConfigError(`SVC_DATABASE_URL: max (the pool size) must be a positive integer, got '${max}'`);
-  }
-  const base = queryStart === -1 ? url : url.slice(0, queryStart);
-  const rest = params.toString();
-  try {
-    return createPostgresStore({
-      url: rest === '' ? base : `${base}?${rest}`,
-      clock,
-      ...(max === null ? {} : { max: Number(max) }),
-      ...(schema === null ? {} : { schema }),
-    });
-  } catch (error) {
-    throw new ConfigError(`SVC_DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  return postgresStoreFromUrl(url, clock);
 }

@@ -1,0 +1,157 @@
+/**
+ * The gateway on Cloudflare Workers (workerd): the same app (src/core/app.ts), doors, routing, failover and
+ * metering as the Node server, on the PostgreSQL store reached through Hyperdrive (docs/edge.md).
+ *
+ * What differs from Node, and why:
+ * - A Worker may not use one request's I/O objects (sockets) from another request, so each request opens
+ *   its own store connection (Hyperdrive pools them near the database) and closes it once its response,
+ *   a stream included, has ended. What lives per isolate holds no I/O: the routing table and its circuit
+ *   breakers, the rate limiter, the registry of live completions.
+ * - Configuration comes from bindings: `SVC_CONFIG` (the config file's content, JSON), provider keys as
+ *   secrets named by each provider's `api_key_env`, `SVC_ADMIN_TOKEN` as a secret, and the database as the
+ *   `HYPERDRIVE` binding (or `SVC_DATABASE_URL`).
+ */
+import { systemClock } from '../../core/clock.js';
+import type { AppDeps } from '../../core/deps.js';
+import { createApp } from '../../core/app.js';
+import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
+import { CompletionRegistry } from '../../completions/registry.js';
+import { DEFAULT_CONFIG, parseConfig, requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
+import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
+import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
+import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
+import type { Store } from '../../store/types.js';
+
+export interface WorkerEnv {
+  /** Hyperdrive's binding: a connection string to its pool in front of the PostgreSQL database. */
+  HYPERDRIVE?: { connectionString: string };
+  SVC_DATABASE_URL?: string;
+  /** The config file's content (JSON text or a JSON var); absent: the built-in sandbox catalog. */
+  SVC_CONFIG?: string | Record<string, unknown>;
+  SVC_ADMIN_TOKEN?: string;
+  SVC_LOG_LEVEL?: string;
+  [binding: string]: unknown;
+}
+
+export interface WorkerContext {
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/**
+ * Connections one request's store opens: one. A completion's statements run one after another (reserve,
+ * renewals, settle), and Hyperdrive pools the connections of all requests in front of the database.
+ */
+const REQUEST_POOL_SIZE = 1;
+
+interface Isolate {
+  config: GatewayConfig;
+  shared: Omit<AppDeps, 'store'>;
+}
+
+let isolate: Isolate | null = null;
+
+function consoleLogger(level: string | undefined): Logger {
+  const order = ['debug', 'info', 'warn', 'error'];
+  const min = Math.max(0, order.indexOf(level ?? 'info'));
+  const at = (name: string, write: (line: string) => void) => (msg: string, fields?: Record<string, unknown>) => {
+    if (order.indexOf(name) >= min) write(JSON.stringify({ level: name, time: new Date().toISOString(), msg, ...fields }));
+  };
+  return { debug: at('debug', console.debug), info: at('info', console.log), warn: at('warn', console.warn), error: at('error', console.error) };
+}
+
+function configOf(env: WorkerEnv): GatewayConfig {
+  const raw = env.SVC_CONFIG;
+  if (raw === undefined || raw === '') return parseConfig(DEFAULT_CONFIG);
+  return parseConfig(typeof raw === 'string' ? JSON.parse(raw) : raw);
+}
+
+function secretsOf(config: GatewayConfig, env: WorkerEnv): ProviderSecrets {
+  const secrets: Record<string, string | null> = {};
+  for (const [name, p] of Object.entries(config.providers)) {
+    const variable = 'api_key_env' in p ? p.api_key_env : undefined;
+    const value = variable === undefined ? undefined : env[variable];
+    secrets[name] = typeof value === 'string' && value !== '' ? value : null;
+  }
+  return secrets;
+}
+
+function isolateOf(env: WorkerEnv): Isolate {
+  if (isolate !== null) return isolate;
+  const config = configOf(env);
+  const secrets = secretsOf(config, env);
+  const server = config.server;
+  const logger = env.SVC_LOG_LEVEL === 'off' ? silentLogger : consoleLogger(env.SVC_LOG_LEVEL);
+  isolate = {
+    config,
+    shared: {
+      clock: systemClock,
+      routing: buildRoutingTable(config, secrets, fetch),
+      embeddings: buildEmbeddingRoutes(config, secrets, fetch),
+      logger,
+      adminToken: env.SVC_ADMIN_TOKEN || null,
+      limits: {
+        maxBodyBytes: server.max_body_bytes,
+        holdLeaseMs: server.hold_lease_ms,
+        requestTimeoutMs: requestTimeoutMs(server),
+        keepaliveMs: server.keepalive_ms,
+        writeTimeoutMs: server.write_timeout_ms,
+        ledgerRetryDelaysMs: DEFAULT_LEDGER_RETRY_DELAYS_MS,
+        mediaUrlMaxTokens: config.limits.media_url_max_tokens ?? null,
+        adminFailureDelayMs: server.admin_failure_delay_ms,
+        strictParams: server.strict_params,
+        corsOrigins: server.cors_origins,
+        relayReasoning: server.relay_reasoning,
+        responsesRetentionMs: server.responses_retention_days * 86_400_000,
+      },
+      completions: new CompletionRegistry(),
+      // Per isolate: a key's limits hold per isolate, not globally (docs/edge.md).
+      rateLimiting: { limiter: new InProcessRateLimiter(systemClock), defaults: { rpm: config.rate_limits.rpm, tpm: config.rate_limits.tpm } },
+    },
+  };
+  return isolate;
+}
+
+function databaseUrl(env: WorkerEnv): string {
+  const url = env.HYPERDRIVE?.connectionString ?? env.SVC_DATABASE_URL;
+  if (url === undefined || url === '') throw new Error('no database: bind HYPERDRIVE (or set SVC_DATABASE_URL) to the PostgreSQL database');
+  return url;
+}
+
+/** The response, whose end (its body's, for a stream) closes the request's store. */
+function closingWith(response: Response, store: Store, ctx: WorkerContext): Response {
+  if (response.body === null) {
+    ctx.waitUntil(store.close());
+    return response;
+  }
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    ctx.waitUntil(store.close());
+  };
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      flush: close,
+    }),
+  );
+  // A client that goes away cancels the body instead: the completion still settles (its owner ends the
+  // hold), and the runtime closes the request's sockets when the request's work is done.
+  return new Response(body, response);
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
+    const { shared } = isolateOf(env);
+    const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
+    const app = createApp({ ...shared, store });
+    try {
+      const response = await app.fetch(request, env, ctx as never);
+      return closingWith(response, store, ctx);
+    } catch (e) {
+      ctx.waitUntil(store.close());
+      throw e;
+    }
+  },
+};
