@@ -2,8 +2,8 @@
  * The gateway as a Cloudflare Worker (src/runtime/workers/worker.ts), bundled by wrangler from wrangler.jsonc
  * and run in workerd (miniflare), on the real PostgreSQL: the same black-box HTTP behaviour as the Node
  * server. Models, chat (whole and streamed), credits, usage, keys and revocation on the next request,
- * failover to a second target before the first token against real local upstreams, and the ledger's
- * invariants under 500 concurrent requests on one account.
+ * failover to a second target before the first token against real local upstreams, the ledger's
+ * invariants under 500 concurrent requests on one account, and the Cron Trigger that reaps dead holds.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -134,6 +134,24 @@ describe('the gateway in workerd', () => {
     expect(balance.purchased).toBe(GRANT - spent);
     expect(rows.reduce((s, r) => s + r.requests, 0)).toBe(ok);
   }, 120_000);
+});
+
+describe('the Cron Trigger in workerd', () => {
+  it('voids a hold whose gateway stopped renewing it, once its lease ran out; the credits come back', async () => {
+    const a = await gw.seed({ purchased: 500 });
+    const held = await gw.store.ledger.reserve({ holdId: `hold_edge_${Date.now()}`, keyId: a.keyId, amount: 200, leaseMs: 1 });
+    expect(held.ok).toBe(true);
+    expect((await gw.store.ledger.balance(a.accountId, 'live')).reserved).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    await gw.scheduled();
+    // The handler's work runs under waitUntil: give it a moment to land.
+    const until = Date.now() + 5_000;
+    while ((await gw.store.ledger.countPendingHolds(a.accountId)) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(await gw.store.ledger.countPendingHolds(a.accountId)).toBe(0);
+    const balance = await gw.store.ledger.balance(a.accountId, 'live');
+    expect(balance.reserved).toBe(0);
+    expect(balance.purchased).toBe(500);
+  });
 });
 
 describe('failover in workerd', () => {

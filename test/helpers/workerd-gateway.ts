@@ -33,6 +33,8 @@ export interface WorkerdGateway {
   /** Base URL of the OpenAI-compatible API, ending in /v1. */
   url: string;
   store: Store;
+  /** Runs the Worker's Cron Trigger once, as the runtime would. */
+  scheduled(): Promise<void>;
   seed(opts?: SeedOptions): Promise<Seeded>;
   close(): Promise<void>;
 }
@@ -60,6 +62,11 @@ export async function startWorkerdGateway(bundle: string, opts: { config?: objec
     url: new URL('/v1', ready).href,
     store,
     seed: (o) => seedAccount(store, o),
+    async scheduled() {
+      // miniflare's Fetcher type leaves out `scheduled`, which its worker has.
+      const worker = (await mf.getWorker()) as unknown as { scheduled(options: { cron: string }): Promise<unknown> };
+      await worker.scheduled({ cron: '* * * * *' });
+    },
     async close() {
       await mf.dispose();
       await store.close();

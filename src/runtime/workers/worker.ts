@@ -119,17 +119,43 @@ function databaseUrl(env: WorkerEnv): string {
   return url;
 }
 
-/** The response, whose end (its body's, for a stream) closes the request's store. */
-function closingWith(response: Response, store: Store, ctx: WorkerContext): Response {
+/**
+ * A request's registry of completions: work that outlives the response (a settle the ledger did not confirm in
+ * line, retried in the background; an idempotency record) is handed to the runtime with `ctx.waitUntil`, so
+ * the isolate is not stopped under it, and the request's store closes only after it.
+ */
+class RequestRegistry extends CompletionRegistry {
+  private readonly work: Promise<unknown>[] = [];
+
+  constructor(private readonly ctx: WorkerContext) {
+    super();
+  }
+
+  override track(work: Promise<unknown>): void {
+    const settled = work.catch(() => undefined);
+    this.work.push(settled);
+    this.ctx.waitUntil(settled);
+    super.track(work);
+  }
+
+  /** Resolves once every piece of tracked work ended. */
+  async workDone(): Promise<void> {
+    while (this.work.length > 0) await Promise.all(this.work.splice(0));
+  }
+}
+
+/** The response, whose end (its body's, for a stream) and then its tracked work close the request's store. */
+function closingWith(response: Response, store: Store, registry: RequestRegistry, ctx: WorkerContext): Response {
+  const closeAfterWork = (): Promise<void> => registry.workDone().then(() => store.close());
   if (response.body === null) {
-    ctx.waitUntil(store.close());
+    ctx.waitUntil(closeAfterWork());
     return response;
   }
   let closed = false;
   const close = (): void => {
     if (closed) return;
     closed = true;
-    ctx.waitUntil(store.close());
+    ctx.waitUntil(closeAfterWork());
   };
   const body = response.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -141,17 +167,41 @@ function closingWith(response: Response, store: Store, ctx: WorkerContext): Resp
   return new Response(body, response);
 }
 
+/** How many expired holds, idempotency records and stored responses one scheduled run ends. */
+const HOUSEKEEPING_BATCH = 1000;
+
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
     const { shared } = isolateOf(env);
     const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
-    const app = createApp({ ...shared, store });
+    const registry = new RequestRegistry(ctx);
+    const app = createApp({ ...shared, store, completions: registry });
     try {
       const response = await app.fetch(request, env, ctx as never);
-      return closingWith(response, store, ctx);
+      return closingWith(response, store, registry, ctx);
     } catch (e) {
       ctx.waitUntil(store.close());
       throw e;
     }
+  },
+
+  /**
+   * The Cron Trigger (wrangler.jsonc, every minute): what the Node server's reaper timer does. Holds whose
+   * gateway stopped renewing them are voided, expired idempotency records and stored responses deleted.
+   */
+  async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
+    const { shared } = isolateOf(env);
+    const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
+    const run = async (): Promise<void> => {
+      try {
+        const reaped = await store.ledger.reapExpiredHolds(HOUSEKEEPING_BATCH);
+        if (reaped > 0) shared.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: reaped });
+        await store.idempotency.purgeExpired(HOUSEKEEPING_BATCH);
+        await store.responses.purgeExpired(HOUSEKEEPING_BATCH);
+      } finally {
+        await store.close();
+      }
+    };
+    ctx.waitUntil(run());
   },
 };
