@@ -5,9 +5,9 @@
 import type { GatewayConfig, ProviderConfig } from '../config/schema.js';
 import { createGeminiEmbeddingAdapter } from '../providers/gemini/embeddings.js';
 import { createOpenAICompatibleEmbeddingAdapter } from '../providers/openai-compatible/embeddings.js';
-import type { ProviderSecrets } from '../providers/registry.js';
+import { healthSettingsOf, type ProviderSecrets } from '../providers/registry.js';
 import { createSandboxEmbeddingAdapter } from '../providers/sandbox/embeddings.js';
-import { DEFAULT_HEALTH, TargetHealth } from '../routing/health.js';
+import { TargetHealth } from '../routing/health.js';
 import type { EmbeddingAdapter } from './contract.js';
 
 export interface EmbeddingTarget {
@@ -41,12 +41,7 @@ function adapterFor(name: string, p: ProviderConfig, secrets: ProviderSecrets, f
 }
 
 export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch = fetch): EmbeddingRoutes {
-  const settings = {
-    ...DEFAULT_HEALTH,
-    failureThreshold: config.health.failure_threshold,
-    openMs: config.health.open_ms,
-    maxOpenMs: Math.max(config.health.max_open_ms, config.health.open_ms),
-  };
+  const settings = healthSettingsOf(config);
   const health = new Map<string, TargetHealth>();
   const healthOf = (provider: string, model: string): TargetHealth => {
     const id = `${provider}/${model}`;

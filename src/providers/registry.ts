@@ -85,17 +85,22 @@ function sandboxTarget(free: ProviderAdapter, model: string, healthOf: (provider
   return { adapter: withTargetParams(free, params), params, model, deadlines: deadlines(), oneShot: false, health: healthOf(free.name, model) };
 }
 
-export function buildRoutingTable(
-  config: GatewayConfig,
-  secrets: ProviderSecrets,
-  fetchImpl: typeof fetch = fetch,
-): RoutingTable {
-  const settings: HealthSettings = {
+/** The circuit breakers' settings from the config's `health` section. */
+export function healthSettingsOf(config: GatewayConfig): HealthSettings {
+  return {
     ...DEFAULT_HEALTH,
     failureThreshold: config.health.failure_threshold,
     openMs: config.health.open_ms,
     maxOpenMs: Math.max(config.health.max_open_ms, config.health.open_ms),
   };
+}
+
+export function buildRoutingTable(
+  config: GatewayConfig,
+  secrets: ProviderSecrets,
+  fetchImpl: typeof fetch = fetch,
+): RoutingTable {
+  const settings = healthSettingsOf(config);
   // One breaker per upstream model, whichever tiers route to it: its failures are the same failures.
   const health = new Map<string, TargetHealth>();
   const healthOf = (provider: string, model: string): TargetHealth => {

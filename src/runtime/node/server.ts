@@ -6,9 +6,9 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
 import { CompletionRegistry } from '../../completions/registry.js';
 import { createApp, type Doors } from '../../core/app.js';
+import { limitsFromConfig } from '../../core/limits.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
 import { capResponseBytes } from '../../providers/upstream-byte-cap.js';
 import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
@@ -17,7 +17,7 @@ import type { Clock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
 import { MonotonicClock } from '../../core/monotonic-clock.js';
 import type { Logger } from '../../core/logger.js';
-import { ConfigError, requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
+import { ConfigError, type GatewayConfig } from '../../config/schema.js';
 import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
 import { createNodeUpstreamClient } from './upstream-client.js';
@@ -122,20 +122,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     metricsToken: opts.metricsToken ?? null,
     logger: opts.logger,
     adminToken: opts.adminToken ?? null,
-    limits: {
-      maxBodyBytes: serverCfg.max_body_bytes,
-      holdLeaseMs: serverCfg.hold_lease_ms,
-      requestTimeoutMs: requestTimeoutMs(serverCfg),
-      keepaliveMs: serverCfg.keepalive_ms,
-      writeTimeoutMs: serverCfg.write_timeout_ms,
-      ledgerRetryDelaysMs: DEFAULT_LEDGER_RETRY_DELAYS_MS,
-      mediaUrlMaxTokens: opts.config.limits.media_url_max_tokens ?? null,
-      adminFailureDelayMs: serverCfg.admin_failure_delay_ms,
-      strictParams: serverCfg.strict_params,
-      corsOrigins: serverCfg.cors_origins,
-      relayReasoning: serverCfg.relay_reasoning,
-      responsesRetentionMs: serverCfg.responses_retention_days * 86_400_000,
-    },
+    limits: limitsFromConfig(opts.config),
     completions,
     rateLimiting: { limiter, defaults: { rpm: rateCfg.rpm, tpm: rateCfg.tpm } },
   };

@@ -14,9 +14,9 @@
 import { systemClock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
 import { createApp } from '../../core/app.js';
-import { DEFAULT_LEDGER_RETRY_DELAYS_MS } from '../../billing/meter.js';
+import { limitsFromConfig } from '../../core/limits.js';
 import { CompletionRegistry } from '../../completions/registry.js';
-import { DEFAULT_CONFIG, parseConfig, requestTimeoutMs, type GatewayConfig } from '../../config/schema.js';
+import { DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
 import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
@@ -81,7 +81,6 @@ function isolateOf(env: WorkerEnv): Isolate {
   if (isolate !== null) return isolate;
   const config = configOf(env);
   const secrets = secretsOf(config, env);
-  const server = config.server;
   const logger = env.SVC_LOG_LEVEL === 'off' ? silentLogger : consoleLogger(env.SVC_LOG_LEVEL);
   isolate = {
     config,
@@ -91,20 +90,7 @@ function isolateOf(env: WorkerEnv): Isolate {
       embeddings: buildEmbeddingRoutes(config, secrets, fetch),
       logger,
       adminToken: env.SVC_ADMIN_TOKEN || null,
-      limits: {
-        maxBodyBytes: server.max_body_bytes,
-        holdLeaseMs: server.hold_lease_ms,
-        requestTimeoutMs: requestTimeoutMs(server),
-        keepaliveMs: server.keepalive_ms,
-        writeTimeoutMs: server.write_timeout_ms,
-        ledgerRetryDelaysMs: DEFAULT_LEDGER_RETRY_DELAYS_MS,
-        mediaUrlMaxTokens: config.limits.media_url_max_tokens ?? null,
-        adminFailureDelayMs: server.admin_failure_delay_ms,
-        strictParams: server.strict_params,
-        corsOrigins: server.cors_origins,
-        relayReasoning: server.relay_reasoning,
-        responsesRetentionMs: server.responses_retention_days * 86_400_000,
-      },
+      limits: limitsFromConfig(config),
       completions: new CompletionRegistry(),
       // Per isolate: a key's limits hold per isolate, not globally (docs/edge.md).
       rateLimiting: { limiter: new InProcessRateLimiter(systemClock), defaults: { rpm: config.rate_limits.rpm, tpm: config.rate_limits.tpm } },
