@@ -575,21 +575,22 @@ describe('streaming only', () => {
 
   it('a live completion renews its hold\'s lease', async () => {
     // Before (issue 14, item 6) a hold's lease was never renewed: a completion that outlived it (here a
-    // client that reads nothing until the write deadline, three times the lease) had its hold voided by the
+    // client that reads nothing until the write deadline, 2.5 times the lease) had its hold voided by the
     // reaper, and the settle that followed charged 0.
     //
-    // The request deadline must stay below the lease (src/config/schema.ts); at its longest, 999 ms, it
-    // passes after the client's backed-up connection stopped the gateway's reads (about 350 ms in), so it
-    // ends the upstream call blaming no one, and the completion, and its hold, live on until the write
-    // deadline. Left at its default (2/3 of the lease, 666 ms) a loaded machine could still be relaying
-    // then, and the stream would end as an upstream timeout instead.
-    const LEASE_MS = 1000;
+    // The request deadline must stay below the lease (src/config/schema.ts); at its longest, 1,999 ms, it
+    // passes after the client's backed-up connection stopped the gateway's reads (about 350 ms in on a quiet
+    // machine, over a second on a loaded one), so it ends the upstream call blaming no one, and the
+    // completion, and its hold, live on until the write deadline. With a shorter lease (1 s) a loaded
+    // machine could still be relaying when the deadline passed, and the stream ended as an upstream timeout.
+    const LEASE_MS = 2000;
+    const WRITE_TIMEOUT_MS = 5000;
     const s = await gatewayFor(['long'], {
       hold_lease_ms: LEASE_MS,
       request_timeout_ms: LEASE_MS - 1,
       reaper_interval_ms: 100,
       keepalive_ms: 100,
-      write_timeout_ms: 3000,
+      write_timeout_ms: WRITE_TIMEOUT_MS,
     });
     const url = new URL(s.gw.url);
     const socket = connect(Number(url.port), url.hostname);
@@ -609,7 +610,7 @@ describe('streaming only', () => {
       while (usageEvents(s.gw).length === 0 && Date.now() < until) await sleep(50);
       const [event, ...rest] = await expectBooksBalance(s);
       console.log(
-        `[lease] hold_lease_ms ${LEASE_MS}, write_timeout_ms 3000: settled after ${event?.latency_ms} ms as ${event?.outcome}, ` +
+        `[lease] hold_lease_ms ${LEASE_MS}, write_timeout_ms ${WRITE_TIMEOUT_MS}: settled after ${event?.latency_ms} ms as ${event?.outcome}, ` +
           `${event?.credits} credits for ${event?.prompt_tokens} + ${event?.completion_tokens} tokens`,
       );
       expect(rest).toEqual([]);
