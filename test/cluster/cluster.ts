@@ -29,6 +29,8 @@ export interface ClusterOptions {
   upstreamUrl?: string;
   /** Per-instance process options, by index (e.g. a preload for one of them). */
   instanceOptions?: (index: number) => InstanceOptions;
+  /** The config's `rate_limits` section. */
+  rateLimits?: Record<string, unknown>;
 }
 
 export interface InstanceOptions {
@@ -46,6 +48,7 @@ export function writeClusterConfig(opts: ClusterOptions): string {
     path,
     JSON.stringify({
       server: { hold_lease_ms: opts.holdLeaseMs ?? 60_000, reaper_interval_ms: opts.reaperIntervalMs ?? 1000 },
+      ...(opts.rateLimits === undefined ? {} : { rate_limits: opts.rateLimits }),
       providers:
         opts.upstreamUrl === undefined
           ? { sandbox: { type: 'sandbox', pace } }
