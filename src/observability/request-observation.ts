@@ -98,21 +98,7 @@ export class RequestObservation {
       const credits = s.outcome?.charged ?? (s.charge.kind === 'settle' ? s.charge.credits : 0);
       let continuations = 0;
       for (const a of attempts) if (a.continuation === true) continuations++;
-      this.telemetry.holdEnded({
-        alias: this.alias,
-        provider,
-        model,
-        promptTokens: s.promptTokens,
-        completionTokens: s.completionTokens,
-        credits,
-        voided: !settled,
-        shortfallCredits: s.charge.kind === 'settle' ? s.charge.shortfallCredits : 0,
-        failovers: Math.max(0, attempts.length - 1),
-        continuations,
-      });
-      if (s.outcome === null) this.telemetry.settleDeferred();
-      span?.setAttribute(SVC_HOLD_OUTCOME, settled ? 'settled' : 'voided');
-      this.completionEnded({
+      const facts: CompletionFacts = {
         alias: this.alias,
         provider,
         model,
@@ -123,7 +109,10 @@ export class RequestObservation {
         ending: s.ending,
         holdId,
         settlementPending: s.outcome === null,
-      });
+      };
+      this.countHold(facts, { voided: !settled, shortfallCredits: s.charge.kind === 'settle' ? s.charge.shortfallCredits : 0, continuations });
+      span?.setAttribute(SVC_HOLD_OUTCOME, settled ? 'settled' : 'voided');
+      this.completionEnded(facts);
       return s;
     } catch (e) {
       this.logger.warn('hold ending failed after the completion', { requestId: this.requestId, holdId, error: String(e) });
@@ -141,6 +130,11 @@ export class RequestObservation {
    */
   holdEnded(facts: CompletionFacts, settled: { voided: boolean; shortfallCredits: number }): void {
     this.alias = facts.alias;
+    this.countHold(facts, { ...settled, continuations: 0 });
+    this.completion = facts;
+  }
+
+  private countHold(facts: CompletionFacts, settled: { voided: boolean; shortfallCredits: number; continuations: number }): void {
     this.telemetry.holdEnded({
       alias: facts.alias,
       provider: facts.provider,
@@ -151,10 +145,9 @@ export class RequestObservation {
       voided: settled.voided,
       shortfallCredits: settled.shortfallCredits,
       failovers: Math.max(0, facts.attempts - 1),
-      continuations: 0,
+      continuations: settled.continuations,
     });
     if (facts.settlementPending) this.telemetry.settleDeferred();
-    this.completion = facts;
   }
 
   /** A child span of the request's (null when tracing is off); the caller ends it. */
