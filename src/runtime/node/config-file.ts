@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
-import type { ProviderSecrets } from '../../providers/registry.js';
 
 export function loadConfig(path: string | undefined): GatewayConfig {
   if (!path) return parseConfig(DEFAULT_CONFIG);
@@ -27,16 +26,4 @@ export function loadConfig(path: string | undefined): GatewayConfig {
   }
 }
 
-/** Every provider that names an api_key_env must find it set: a missing key fails the start, not a request. */
-export function providerSecrets(config: GatewayConfig, env: NodeJS.ProcessEnv): ProviderSecrets {
-  const secrets: Record<string, string | null> = {};
-  const missing: string[] = [];
-  for (const [name, p] of Object.entries(config.providers)) {
-    if (p.type === 'sandbox' || !p.api_key_env) continue;
-    const value = env[p.api_key_env];
-    if (!value) missing.push(`  providers.${name}.api_key_env: environment variable ${p.api_key_env} is not set`);
-    secrets[name] = value ?? null;
-  }
-  if (missing.length > 0) throw new ConfigError(`invalid configuration:\n${missing.join('\n')}`);
-  return secrets;
-}
+export { providerSecrets } from '../../config/provider-secrets.js';

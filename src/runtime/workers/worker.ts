@@ -19,7 +19,8 @@ import { CompletionRegistry } from '../../completions/registry.js';
 import { DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
-import { buildRoutingTable, type ProviderSecrets } from '../../providers/registry.js';
+import { buildRoutingTable } from '../../providers/registry.js';
+import { providerSecrets } from '../../config/provider-secrets.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
@@ -67,20 +68,10 @@ function configOf(env: WorkerEnv): GatewayConfig {
   return parseConfig(typeof raw === 'string' ? JSON.parse(raw) : raw);
 }
 
-function secretsOf(config: GatewayConfig, env: WorkerEnv): ProviderSecrets {
-  const secrets: Record<string, string | null> = {};
-  for (const [name, p] of Object.entries(config.providers)) {
-    const variable = 'api_key_env' in p ? p.api_key_env : undefined;
-    const value = variable === undefined ? undefined : env[variable];
-    secrets[name] = typeof value === 'string' && value !== '' ? value : null;
-  }
-  return secrets;
-}
-
 function isolateOf(env: WorkerEnv): Isolate {
   if (isolate !== null) return isolate;
   const config = configOf(env);
-  const secrets = secretsOf(config, env);
+  const secrets = providerSecrets(config, env);
   const logger = env.SVC_LOG_LEVEL === 'off' ? silentLogger : consoleLogger(env.SVC_LOG_LEVEL);
   isolate = {
     config,
