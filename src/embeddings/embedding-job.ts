@@ -7,6 +7,7 @@
  */
 import { endUntilLedgerAnswers } from '../billing/hold-ending.js';
 import { Meter, type MeterOutcome } from '../billing/meter.js';
+import { creditCost } from '../billing/pricing.js';
 import { estimateTextTokens } from '../billing/token-estimate.js';
 import type { AppDeps } from '../core/deps.js';
 import { UpstreamError } from '../providers/contract.js';
@@ -36,8 +37,9 @@ export interface EmbeddingOutcome {
   latencyMs: number;
 }
 
-export function creditsFor(tokens: number, creditsPer1k: number): number {
-  return Math.ceil((tokens * creditsPer1k) / 1000);
+/** The completions' price rule (src/billing/pricing.ts), with no output tokens. */
+function creditsFor(tokens: number, creditsPer1k: number): number {
+  return creditCost({ inputCreditsPer1k: creditsPer1k, outputCreditsPer1k: 0 }, tokens, 0);
 }
 
 export function estimateEmbeddingTokens(inputs: readonly string[]): number {
