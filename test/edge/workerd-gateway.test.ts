@@ -99,9 +99,9 @@ describe('the gateway in workerd', () => {
   });
 
   // Each request opens its own database connection (a Worker cannot share one across requests); deployed,
-  // Hyperdrive pools them. Here there is no pooler in front of PostgreSQL (max_connections 100), so part of a
-  // burst of 500 is refused with 503 store_unavailable before any hold: refused, never charged. The books
-  // must hold whatever the mix.
+  // Hyperdrive pools them. Here there is no pooler in front of PostgreSQL (max_connections 100): the
+  // requests refused a connection for too many clients wait for a slot (src/store/postgres/errors.ts), so
+  // all 500 are served or refused for credits, none answered 503.
   it('keeps the ledger whole under 500 concurrent requests on one account: never negative, exact, no hold left', async () => {
     const GRANT = 300;
     const a = await gw.seed({ purchased: GRANT });
@@ -111,7 +111,7 @@ describe('the gateway in workerd', () => {
         post('/chat/completions', a.secret, { model: 'svc-fast', messages: [{ role: 'user', content: `Request ${i}` }], max_tokens: 40, stream: i % 2 === 0 }).then(
           async (r) => {
             const text = await r.text();
-            if (r.status !== 200 && r.status !== 402 && !(r.status === 503 && text.includes('store_unavailable'))) errors.push(`${r.status} ${text.slice(0, 200)}`);
+            if (r.status !== 200 && r.status !== 402) errors.push(`${r.status} ${text.slice(0, 200)}`);
             return r.status;
           },
         ),
@@ -119,10 +119,9 @@ describe('the gateway in workerd', () => {
     );
     const ok = statuses.filter((s) => s === 200).length;
     const refused = statuses.filter((s) => s === 402).length;
-    const unavailable = statuses.filter((s) => s === 503).length;
-    console.log(`[workerd 500] 200: ${ok}, 402: ${refused}, 503 store_unavailable: ${unavailable}`);
+    console.log(`[workerd 500] 200: ${ok}, 402: ${refused}`);
     expect(errors.slice(0, 3)).toEqual([]);
-    expect(ok + refused + unavailable).toBe(500);
+    expect(ok + refused).toBe(500);
     expect(ok).toBeGreaterThan(0);
     expect(await gw.store.ledger.countPendingHolds(a.accountId)).toBe(0);
     const balance = await gw.store.ledger.balance(a.accountId, 'live');

@@ -52,7 +52,7 @@ export async function startWorkerdGateway(bundle: string, opts: { config?: objec
     bindings: {
       SVC_CONFIG: opts.config === undefined ? '' : JSON.stringify(opts.config),
       SVC_DATABASE_URL: `${POSTGRES_URL}?schema=${schema}`,
-      SVC_LOG_LEVEL: 'off',
+      SVC_LOG_LEVEL: process.env.SVC_TEST_WORKER_LOG ?? 'off',
       ...opts.bindings,
     },
     port: 0,

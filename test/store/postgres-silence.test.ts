@@ -30,6 +30,35 @@ describe('PostgreSQL operation deadline', () => {
     expect(waited).toBeGreaterThan(5_000);
   }, 20_000);
 
+  it('waits for a connection slot when PostgreSQL refuses one for too many clients (53300), then serves', async () => {
+    // A role allowed one connection stands in for a server at max_connections: the second pool is refused
+    // at connection startup until the first one closes.
+    const admin = openPool(POSTGRES_URL, { schema: null, max: 1 });
+    pools.push(admin);
+    await admin.unsafe('DROP ROLE IF EXISTS svc_capacity_probe');
+    await admin.unsafe('CREATE ROLE svc_capacity_probe LOGIN CONNECTION LIMIT 1');
+    const url = new URL(POSTGRES_URL);
+    url.username = 'svc_capacity_probe';
+    const holder = openPool(url.toString(), { schema: null, max: 1 });
+    const waiter = openPool(url.toString(), { schema: null, max: 1 });
+    pools.push(waiter);
+    try {
+      await holder`SELECT 1`;
+      // Unguarded, the waiter is refused at once: this is the condition under test.
+      const refused = await waiter`SELECT 1`.catch((e: unknown) => e);
+      expect((refused as { code?: string }).code).toBe('53300');
+      const started = performance.now();
+      setTimeout(() => void holder.end({ timeout: 0 }), 600);
+      const [row] = await guard(() => waiter<{ n: number }[]>`SELECT 7::int AS n`);
+      expect(row?.n).toBe(7);
+      expect(performance.now() - started).toBeGreaterThan(500);
+    } finally {
+      await holder.end({ timeout: 0 });
+      await waiter.end({ timeout: 0 });
+      await admin.unsafe('DROP ROLE IF EXISTS svc_capacity_probe');
+    }
+  }, 20_000);
+
   it('refuses as unavailable when the database accepts connections and never answers', async () => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => {

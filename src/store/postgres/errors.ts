@@ -51,29 +51,58 @@ const OPERATION_HARD_BOUND_MS = 20_000;
 const databaseSilence = new SilenceWatch();
 
 /**
+ * "Too many clients" (53300) is PostgreSQL refusing a connection at its startup, so the operation never ran
+ * and may simply be tried again. A burst wider than the server's max_connections (Workers open a connection
+ * per request: without a pooler such as Hyperdrive in front, 500 concurrent requests meet a limit of 100)
+ * then waits for a slot, as it would behind a pooler, instead of being answered 503.
+ */
+const TOO_MANY_CONNECTIONS = '53300';
+const CAPACITY_WAIT_MS = OPERATION_HARD_BOUND_MS;
+const CAPACITY_BACKOFF_MAX_MS = 2_000;
+
+function refusedForCapacity(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === TOO_MANY_CONNECTIONS;
+}
+
+/**
  * Runs one store operation and turns "the database is unreachable" (or silent for OPERATION_DEADLINE_MS)
  * into StoreError('unavailable'), which the gateway answers with 503 and Retry-After. Safe for every
  * operation: if the connection dropped during COMMIT, or the operation was given up on and runs once the
  * database is back, the outcome is unknown, but a retried reserve returns the hold it may have made (hold
  * ids are idempotency keys), a retried settle or void is a no-op once final, and an orphaned hold is reaped
- * after its lease.
+ * after its lease. A connection refused for capacity is retried for up to CAPACITY_WAIT_MS.
  */
 export async function guard<T>(operation: () => Promise<T>): Promise<T> {
-  const pending = operation();
-  try {
-    return await databaseSilence.within(
-      pending,
-      OPERATION_DEADLINE_MS,
-      OPERATION_HARD_BOUND_MS,
-      (waited) => new StoreError('unavailable', `PostgreSQL did not answer within ${Math.round(waited)} ms`),
-      (e) => !isUnavailable(e),
-    );
-  } catch (error) {
-    // Given up on: its own failure, when it comes, has nobody left to hear it.
-    pending.catch(() => undefined);
-    if (isUnavailable(error)) {
-      throw new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
+  const started = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await guardOnce(operation);
+    } catch (error) {
+      if (!refusedForCapacity(error) || performance.now() - started >= CAPACITY_WAIT_MS) throw asStoreError(error);
+      // Full jitter: the requests refused together do not come back together.
+      const ceiling = Math.min(CAPACITY_BACKOFF_MAX_MS, 25 * 2 ** attempt);
+      await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * ceiling));
     }
-    throw error;
   }
+}
+
+function guardOnce<T>(operation: () => Promise<T>): Promise<T> {
+  const pending = operation();
+  const watched = databaseSilence.within(
+    pending,
+    OPERATION_DEADLINE_MS,
+    OPERATION_HARD_BOUND_MS,
+    (waited) => new StoreError('unavailable', `PostgreSQL did not answer within ${Math.round(waited)} ms`),
+    (e) => !isUnavailable(e) || refusedForCapacity(e),
+  );
+  // Given up on: its own failure, when it comes, has nobody left to hear it.
+  watched.catch(() => pending.catch(() => undefined));
+  return watched;
+}
+
+function asStoreError(error: unknown): unknown {
+  if (isUnavailable(error)) {
+    return new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return error;
 }
