@@ -39,7 +39,8 @@ const openAICompatibleProvider = z
     type: z.literal('openai-compatible'),
     base_url: httpUrl,
     api_key_env: apiKeyEnv,
-    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /** Unset: `max_completion_tokens` for OpenAI's reasoning families (o-series, GPT-5), `max_tokens` otherwise. */
+    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
     /** Whether calls cost money. Test keys never reach a paid provider. */
     paid: z.boolean().default(true),
     upstream_streaming: upstreamStreaming,

@@ -94,10 +94,20 @@ const functionTool = z
   })
   .strict();
 
-const toolChoice = z.union([
-  z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }).strict() }).strict(),
-]);
+const namedFunction = z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }).strict() }).strict();
+
+/**
+ * `allowed_tools` keeps the full tool list (stable for OpenAI's prompt cache) while restricting which may be
+ * called: parseChatRequest narrows `tools` to those named, which means the same to every target.
+ */
+const allowedTools = z
+  .object({
+    type: z.literal('allowed_tools'),
+    allowed_tools: z.object({ mode: z.enum(['auto', 'required']), tools: z.array(namedFunction).min(1) }).strict(),
+  })
+  .strict();
+
+const toolChoice = z.union([z.enum(['none', 'auto', 'required']), namedFunction, allowedTools]);
 
 const responseFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }).strict(),

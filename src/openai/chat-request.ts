@@ -25,10 +25,44 @@ function unsupported(param: string, why: string): Error {
   return invalidRequest(`Unsupported parameter '${param}': ${why}.`, param, 'unsupported_parameter');
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Shapes OpenAI's API takes that no target of the gateway can serve: refused as unsupported (naming the
+ * part), not as a malformed body, so a client learns the option exists and is not served here.
+ */
+function refuseUnservedShapes(body: unknown): void {
+  if (!isRecord(body)) return;
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  tools.forEach((tool, i) => {
+    if (isRecord(tool) && tool.type === 'custom') throw unsupported(`tools[${i}]`, 'custom (free-form) tools are not supported by this gateway; declare a function tool');
+  });
+  if (isRecord(body.tool_choice) && body.tool_choice.type === 'custom') {
+    throw unsupported('tool_choice', 'custom (free-form) tools are not supported by this gateway');
+  }
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  messages.forEach((m, i) => {
+    if (!isRecord(m)) return;
+    if (m.role === 'function') throw unsupported(`messages[${i}].role`, "'function' messages are deprecated; send role 'tool' with its 'tool_call_id'");
+    if (m.role !== 'assistant') return;
+    if (m.audio != null) throw unsupported(`messages[${i}].audio`, "audio kept in OpenAI's storage cannot be read by this gateway; send the transcript as content");
+    if (m.function_call != null) throw unsupported(`messages[${i}].function_call`, "'function_call' is deprecated; send 'tool_calls'");
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+    calls.forEach((c, j) => {
+      if (isRecord(c) && c.type === 'custom') throw unsupported(`messages[${i}].tool_calls[${j}]`, 'custom (free-form) tool calls are not supported by this gateway');
+    });
+  });
+}
+
 /** Parses and validates a decoded JSON body into the gateway's normalized request. Throws GatewayError (400). */
 export function parseChatRequest(body: unknown): ChatRequest {
   const result = chatRequestSchema.safeParse(body, { reportInput: true });
-  if (!result.success) throw validationError(result.error, UNSUPPORTED);
+  if (!result.success) {
+    refuseUnservedShapes(body);
+    throw validationError(result.error, UNSUPPORTED);
+  }
   const b = result.data;
   for (const [param, why] of Object.entries(UNSUPPORTED_VALUES)) {
     if (b[param as keyof typeof UNSUPPORTED_VALUES] != null) throw unsupported(param, why);
@@ -56,8 +90,21 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw invalidRequest("'tool_choice' requires 'tools'.", 'tool_choice');
   }
   const choice = b.tool_choice;
-  if (typeof choice === 'object' && !b.tools?.some((t) => t.function.name === choice.function.name)) {
+  if (typeof choice === 'object' && choice.type === 'function' && !b.tools?.some((t) => t.function.name === choice.function.name)) {
     throw invalidRequest(`'tool_choice' names a function that is not in 'tools'.`, 'tool_choice.function.name');
+  }
+  let tools = b.tools;
+  let toolChoice: ChatRequest['tool_choice'];
+  if (typeof choice === 'object' && choice.type === 'allowed_tools') {
+    const allowed = new Set(choice.allowed_tools.tools.map((t) => t.function.name));
+    const missing = [...allowed].find((n) => !b.tools?.some((t) => t.function.name === n));
+    if (missing !== undefined) {
+      throw invalidRequest(`'tool_choice.allowed_tools' names '${missing}', which is not in 'tools'.`, 'tool_choice.allowed_tools.tools');
+    }
+    tools = b.tools?.filter((t) => allowed.has(t.function.name));
+    toolChoice = choice.allowed_tools.mode;
+  } else {
+    toolChoice = choice;
   }
   const req: ChatRequest = {
     model: b.model,
@@ -72,8 +119,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   // `stop: []` asks for nothing, as OpenAI reads it.
   if (b.stop != null && b.stop.length > 0) req.stop = b.stop;
   if (b.seed != null) req.seed = b.seed;
-  if (b.tools !== undefined) req.tools = b.tools;
-  if (b.tool_choice !== undefined) req.tool_choice = b.tool_choice;
+  if (tools !== undefined) req.tools = tools;
+  if (toolChoice !== undefined) req.tool_choice = toolChoice;
   if (b.parallel_tool_calls !== undefined) req.parallel_tool_calls = b.parallel_tool_calls;
   if (b.response_format !== undefined) req.response_format = b.response_format;
   if (b.user !== undefined) req.user = b.user;

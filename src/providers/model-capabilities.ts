@@ -186,3 +186,12 @@ export function capabilitiesFor(
   if (override.max_output_tokens !== undefined) caps.maxOutputTokens = override.max_output_tokens;
   return caps;
 }
+
+/**
+ * The output bound's field an OpenAI-compatible model takes when the operator did not say: OpenAI's
+ * reasoning families (o-series, GPT-5) answer 400 to `max_tokens` and take only `max_completion_tokens`;
+ * most other servers (vLLM, Ollama, older OpenAI-compatible APIs) take only `max_tokens`.
+ */
+export function defaultMaxTokensField(model: string): 'max_tokens' | 'max_completion_tokens' {
+  return capabilitiesFor('openai-compatible', model).reasoning ? 'max_completion_tokens' : 'max_tokens';
+}

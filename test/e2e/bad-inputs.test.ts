@@ -162,6 +162,44 @@ const chatCases: Case[] = [
     code: 'invalid_value',
     param: 'tool_choice.function.name',
   },
+  {
+    name: 'allowed_tools naming a missing function',
+    body: chat({ tools: [tool], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'get_time' } }] } } }),
+    status: 400,
+    code: 'invalid_value',
+    param: 'tool_choice.allowed_tools.tools',
+  },
+  // OpenAI's API takes these; no target of the gateway can serve them: unsupported, naming the part.
+  { name: 'a custom tool', body: chat({ tools: [tool, { type: 'custom', custom: { name: 'sql' } }] }), status: 400, code: 'unsupported_parameter', param: 'tools[1]' },
+  { name: 'tool_choice custom', body: chat({ tools: [tool], tool_choice: { type: 'custom', custom: { name: 'sql' } } }), status: 400, code: 'unsupported_parameter', param: 'tool_choice' },
+  {
+    name: 'a role function message',
+    body: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }, { role: 'function', name: 'f', content: '{}' }] },
+    status: 400,
+    code: 'unsupported_parameter',
+    param: 'messages[1].role',
+  },
+  {
+    name: 'an assistant message with stored audio',
+    body: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', audio: { id: 'audio_1' } }, { role: 'user', content: 'again' }] },
+    status: 400,
+    code: 'unsupported_parameter',
+    param: 'messages[1].audio',
+  },
+  {
+    name: 'an assistant custom tool call',
+    body: {
+      model: 'svc-fast',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'sql', input: 'select 1' } }] },
+        { role: 'user', content: 'again' },
+      ],
+    },
+    status: 400,
+    code: 'unsupported_parameter',
+    param: 'messages[1].tool_calls[0]',
+  },
   // Up to 16 are taken (each target gets as many as it takes: src/providers/target-params.ts); 17 is too many.
   { name: 'stop with 17 strings', body: chat({ stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }), status: 400, code: 'invalid_value', param: 'stop' },
   { name: 'presence_penalty 3', body: chat({ presence_penalty: 3 }), status: 400, code: 'invalid_value', param: 'presence_penalty' },

@@ -48,8 +48,9 @@ async function gatewayWith(server: Json, aliases: Json): Promise<Gateway> {
     // A target that cannot take a request says nothing of its health; no breaker may skip o3 in a later case.
     health: { failure_threshold: 1_000 },
     providers: {
-      // OpenAI's reasoning models take only `max_completion_tokens` (the recording o3 refuses `max_tokens`).
-      openai: { type: 'openai-compatible', base_url: upstreams.baseUrl('openai'), max_tokens_field: 'max_completion_tokens', paid: false },
+      // No max_tokens_field: o3 must get `max_completion_tokens` by its family (the recording o3 refuses
+      // `max_tokens`), gpt-4o-mini `max_tokens`.
+      openai: { type: 'openai-compatible', base_url: upstreams.baseUrl('openai'), paid: false },
       anthropic: { type: 'anthropic', base_url: upstreams.baseUrl('anthropic'), api_version: '2023-06-01', paid: false },
       reasoner: { type: 'openai-compatible', base_url: upstreams.baseUrl('reasoner'), paid: false },
     },
@@ -519,5 +520,46 @@ describe('values that ask for nothing are served, and not named', () => {
     const text = await res.text();
     expect(res.status, `${text}\nupstream: ${JSON.stringify(openaiSince(mark).map((u) => u.error))}`).toBe(200);
     if (!mayName) expect(res.headers.get(DROPPED)).toBeNull();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// tool_choice allowed_tools: the calls are restricted to the named functions on every target
+
+describe('tool_choice allowed_tools', () => {
+  const fn = (name: string): Json => ({ type: 'function', function: { name, parameters: { type: 'object', properties: {} } } });
+
+  it('reaches the upstream as the named tools only, with the mode as tool_choice; charged as any answer', async () => {
+    const before = await balance(lax);
+    const mark = recording.mark();
+    const res = await chat(
+      lax.gw,
+      lax.seeded.secret,
+      ask('svc-fast', {
+        tools: [fn('get_time'), fn('get_weather'), fn('get_news')],
+        tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'get_weather' } }] } },
+      }),
+    );
+    const body = (await res.json()) as Json & { svc: Svc };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const [upstream] = openaiSince(mark);
+    expect((upstream?.body.tools as Json[]).map((t) => (t.function as Json).name)).toEqual(['get_weather']);
+    expect(upstream?.body.tool_choice).toBe('required');
+    await expectCharged(lax, before, body.svc);
+  });
+});
+
+describe('the output bound by model family (no max_tokens_field in the config)', () => {
+  it.each([
+    ['svc-smart', 'o3', 'max_completion_tokens', 'max_tokens'],
+    ['svc-fast', 'gpt-4o-mini', 'max_tokens', 'max_completion_tokens'],
+  ] as const)('%s: %s receives %s, not %s', async (alias, model, sent, absent) => {
+    const mark = recording.mark();
+    const res = await chat(lax.gw, lax.seeded.secret, ask(alias, { max_completion_tokens: 123, max_tokens: undefined }));
+    expect(res.status, await res.text()).toBe(200);
+    const [upstream] = openaiSince(mark);
+    expect(upstream?.model).toBe(model);
+    expect(upstream?.body[sent]).toBe(123);
+    expect(upstream?.body).not.toHaveProperty(absent);
   });
 });

@@ -6,6 +6,7 @@ import type { ProviderAdapter, UpstreamCall, UpstreamCompletion } from '../contr
 import { completionAsEvents } from '../completion-events.js';
 import { continuationMessages } from '../continuation.js';
 import { buildUpstreamBody, type MaxTokensField } from './request-body.js';
+import { defaultMaxTokensField } from '../model-capabilities.js';
 import { cancellableEvents } from './event-stream.js';
 import { bodyReadFailure, fetchFailure, protocolError, readTextLimited } from '../upstream-failures.js';
 import { statusError } from './upstream-errors.js';
@@ -18,15 +19,14 @@ export interface OpenAICompatibleOptions {
   /** Sent as a Bearer token; null for local servers that take none. */
   apiKey: string | null;
   paid: boolean;
-  /** OpenAI's reasoning models accept only `max_completion_tokens`; most other servers only `max_tokens`. */
-  maxTokensField?: MaxTokensField;
+  /** The operator's choice; unset: by model family (defaultMaxTokensField). */
+  maxTokensField?: MaxTokensField | undefined;
   fetch?: typeof fetch;
   extraHeaders?: Record<string, string>;
 }
 
 export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions): ProviderAdapter {
   const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
-  const maxTokensField = options.maxTokensField ?? 'max_tokens';
   const doFetch = options.fetch ?? fetch;
 
   async function post(call: UpstreamCall, stream: boolean): Promise<Response> {
@@ -34,6 +34,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
     const request = call.continuation
       ? { ...call.request, messages: continuationMessages(call.request.messages, call.continuation.partial) }
       : call.request;
+    const maxTokensField = options.maxTokensField ?? defaultMaxTokensField(call.model);
     const body = buildUpstreamBody(request, { model: call.model, stream, maxTokensField });
     const headers: Record<string, string> = {
       ...options.extraHeaders,
