@@ -2,7 +2,7 @@
  * The write deadline of answers that are not streams (src/runtime/node/write-deadline.ts), on a real
  * node:http server: a client that reads nothing of an answer larger than the kernel's buffers is cut at
  * the deadline, instead of holding its connection and the unsent rest of the answer in memory forever; a
- * client that reads gets all of it; a stream is left to its own deadline.
+ * client that reads gets all of it, however slowly; a stream is left to its own deadline.
  */
 import { connect, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -84,6 +84,30 @@ describe('write deadline of a non-streaming answer', () => {
     const res = await fetch(`http://127.0.0.1:${port}/answer`);
     expect((await res.arrayBuffer()).byteLength).toBe(BODY_BYTES);
   });
+
+  it('lets a slow reader have all of it, though the whole answer takes many times the deadline', async () => {
+    // Reads in bursts of 3 ms every 300 ms: never silent for the deadline (400 ms), far slower overall.
+    const started = performance.now();
+    const received = await new Promise<number>((resolve, reject) => {
+      let bytes = 0;
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /answer HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'));
+      socket.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      socket.pause();
+      const pacing = setInterval(() => {
+        socket.resume();
+        setTimeout(() => socket.pause(), 3);
+      }, 300);
+      socket.on('close', () => {
+        clearInterval(pacing);
+        resolve(bytes);
+      });
+      socket.on('error', reject);
+    });
+    expect(received).toBeGreaterThan(BODY_BYTES);
+    expect(performance.now() - started).toBeGreaterThan(DEADLINE_MS * 2);
+  }, 60_000);
 
   it('leaves a stream to its own deadline (src/completions/streaming.ts)', async () => {
     expect(await neverRead('/stream', DEADLINE_MS * 4)).toBeNull();
