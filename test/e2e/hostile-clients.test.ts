@@ -96,18 +96,18 @@ describe('slow clients are cut at the configured bounds', () => {
   });
   afterAll(() => slow.close());
 
-  /** Opens a connection, sends `start`, then one byte every 100 ms; resolves with when the server closed it. */
-  function dribble(start: string): Promise<number> {
+  /** Opens a connection, sends `start`, then `drip` (one byte by default) every 100 ms; resolves with when the server closed it. */
+  function dribble(start: string, drip = 'a'): Promise<number> {
     const url = new URL(slow.url);
     return new Promise((resolve) => {
       const socket = connect(Number(url.port), url.hostname);
       const started = performance.now();
       socket.on('error', () => undefined);
       socket.write(start);
-      const drip = setInterval(() => socket.write('a'), 100);
+      const dripping = setInterval(() => socket.write(drip), 100);
       const give = setTimeout(() => socket.destroy(), 5000);
       socket.on('close', () => {
-        clearInterval(drip);
+        clearInterval(dripping);
         clearTimeout(give);
         resolve(performance.now() - started);
       });
@@ -126,6 +126,116 @@ describe('slow clients are cut at the configured bounds', () => {
     );
     expect(ms).toBeGreaterThanOrEqual(700);
     expect(ms).toBeLessThan(3000);
+  });
+
+  it('a chunked body trickled a one-byte chunk at a time (authenticated): cut at receive_timeout_ms, nothing held', async () => {
+    const before = await slow.store.ledger.balance(slowKey.accountId, 'live');
+    // Each drip is a whole chunk (`1\r\na\r\n`): the framing stays valid, the body never ends.
+    const ms = await dribble(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${slowKey.secret}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n`,
+      '1\r\na\r\n',
+    );
+    expect(ms).toBeGreaterThanOrEqual(700);
+    expect(ms).toBeLessThan(3000);
+    expect(await slow.store.ledger.balance(slowKey.accountId, 'live')).toEqual(before);
+    expect(await slow.store.ledger.countPendingHolds()).toBe(0);
+  });
+});
+
+describe('an authenticated client sending an endless chunked body past server.max_body_bytes', () => {
+  /** Small, so the test sends little; the floor of the setting is 1 KiB. */
+  const LIMIT = 64 * 1024;
+  /** Bytes of each chunk the client sends, paced so the server reads them as they come (no kernel backlog). */
+  const CHUNK = 4 * 1024;
+  /** What the server may have been sent past the limit when it answers: 256 KiB, 4 x the limit, against an endless body. */
+  const SLACK = 64 * CHUNK;
+  let limited: TestGateway;
+  let key: Seeded;
+  beforeAll(async () => {
+    const base = instantSandboxConfig();
+    limited = await startTestGateway({ config: { ...base, server: { ...base.server, max_body_bytes: LIMIT } } });
+    key = await limited.seed({ purchased: 10_000 });
+  });
+  afterAll(() => limited.close());
+
+  interface Flood {
+    status: number;
+    /** Body bytes the client had sent when the status line came (an upper bound of what the server had read). */
+    sentAtAnswer: number;
+    /** Milliseconds from the status line to the server closing the connection (Infinity: it stayed open). */
+    closedAfterAnswerMs: number;
+    /** The whole answer, as bytes received. */
+    text: string;
+  }
+
+  /** Sends a chat request whose chunked body never ends, a chunk every 2 ms, until the server closes the connection (or 5 s). */
+  function flood(): Promise<Flood> {
+    const url = new URL(limited.url);
+    return new Promise((resolve) => {
+      const socket = connect(Number(url.port), url.hostname);
+      socket.on('error', () => undefined);
+      let text = '';
+      let sent = 0;
+      let sentAtAnswer = -1;
+      let answeredAt = -1;
+      let open = true;
+      const finish = (closedAt: number): void => {
+        open = false;
+        clearTimeout(give);
+        socket.destroy();
+        resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), sentAtAnswer, closedAfterAnswerMs: answeredAt < 0 ? Number.NaN : closedAt - answeredAt, text });
+      };
+      const give = setTimeout(() => finish(Number.POSITIVE_INFINITY), 5_000);
+      socket.on('data', (d: Buffer) => {
+        text += d.toString('latin1');
+        if (answeredAt < 0 && text.includes('\r\n')) {
+          answeredAt = performance.now();
+          sentAtAnswer = sent;
+        }
+      });
+      // 'end' is the server's FIN: the connection is over for the client even if its writes still drain.
+      socket.on('end', () => finish(performance.now()));
+      socket.on('close', () => open && finish(performance.now()));
+      const piece = (data: string): string => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+      const start = '{"model":"svc-fast","max_tokens":4,"messages":[{"role":"user","content":"';
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${key.secret}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n${piece(start)}`,
+      );
+      sent += start.length;
+      const filler = piece('x'.repeat(CHUNK));
+      const pump = (): void => {
+        if (!open || socket.destroyed || !socket.writable) return;
+        socket.write(filler, (e) => {
+          if (e) return;
+          sent += CHUNK;
+          setTimeout(pump, 2);
+        });
+      };
+      pump();
+    });
+  }
+
+  it('gets 413 request_too_large while it streams, read little past the limit, and the connection closed; nothing held', async () => {
+    const before = await limited.store.ledger.balance(key.accountId, 'live');
+    const r = await flood();
+    console.log(`[endless chunked body] limit ${LIMIT} B: answered ${r.status} after ${r.sentAtAnswer} B sent, connection closed ${Math.round(r.closedAfterAnswerMs)} ms later`);
+    expect(r.status).toBe(413);
+    const [head, body] = r.text.split('\r\n\r\n') as [string, string];
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(body.slice(0, body.lastIndexOf('}') + 1))).toMatchObject({ error: { type: 'invalid_request_error', code: 'request_too_large' } });
+    // The answer came once the limit was passed, before the client was done (it never is), and not after
+    // the server had taken in much more than the limit. Measured: about one chunk past it; the slack (what the
+    // client sends in 128 ms at its pace) is for a server slowed by a busy machine, whose socket buffers fill.
+    expect(r.sentAtAnswer).toBeGreaterThan(LIMIT);
+    expect(r.sentAtAnswer).toBeLessThanOrEqual(LIMIT + SLACK);
+    // The server ends the connection rather than reading the rest of an endless body.
+    expect(r.closedAfterAnswerMs).toBeLessThan(1_000);
+    expect(await limited.store.ledger.balance(key.accountId, 'live')).toEqual(before);
+    expect(await limited.store.ledger.countPendingHolds()).toBe(0);
+    // And the gateway still serves.
+    const res = await fetch(`${limited.url}/models`, { headers: { authorization: `Bearer ${key.secret}` } });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
   });
 });
 
