@@ -5,7 +5,9 @@
  * the live holds of every instance (their answers then went free) and wrote off earned grants 20 minutes
  * early. Now leases and expiry are judged by the database's time (PostgreSQL) or a monotonic clock anchored
  * at start (SQLite), so: no hold voided, every stream settled with its charge, the grant written off only
- * after its expiry, a grant expiring minutes later untouched, `ledger verify` clean.
+ * after its expiry, a grant expiring minutes later untouched, `ledger verify` clean. And each usage event's
+ * latency_ms, measured on the monotonic clock, is neither negative nor longer than the run (by this
+ * process's monotonic clock): a latency taken from the stepped wall clock would be off by 20 minutes.
  */
 import { expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
@@ -87,6 +89,9 @@ export function clockStepCase(database: () => Promise<{ url: string; dir: string
       })();
 
       const wave = (base: number) => Array.from({ length: STREAMS_PER_WAVE }, (_, i) => stream(instances, i % 3, secret, base + i));
+      // Every request of the run is sent after this, and settled before its stream's last chunk (which
+      // carries the charge) reaches the client.
+      const runStartedAt = performance.now();
       const first = wave(0);
       await sleep(1_000);
       const stepAt = Date.now();
@@ -96,6 +101,7 @@ export function clockStepCase(database: () => Promise<{ url: string; dir: string
       await sleep(500);
       const second = wave(STREAMS_PER_WAVE);
       const outcomes = await Promise.all([...first, ...second]);
+      const runWallMs = performance.now() - runStartedAt;
       const streamsEndedAt = await store.serverTime();
 
       // Past the soon grant's expiry by the ledger's time, and a few reaps more.
@@ -106,7 +112,8 @@ export function clockStepCase(database: () => Promise<{ url: string; dir: string
       await watcher;
 
       const holds = await holdOutcomes(db.url);
-      const usage = await rawQuery<{ credits: number }>(db.url, 'SELECT credits FROM usage_events');
+      const usage = await rawQuery<{ credits: number; latency_ms: number }>(db.url, 'SELECT credits, latency_ms FROM usage_events');
+      const latencies = usage.map((u) => Number(u.latency_ms));
       const bad = outcomes.filter((o) => o.status !== 200 || !o.text.endsWith('data: [DONE]\n\n') || o.text.includes('"error"'));
       // Streams of the stepped instance still relaying a second after the step: they lived across it.
       const acrossStep = outcomes.filter((o, i) => i < STREAMS_PER_WAVE && o.instance === 2 && o.endedAt > stepAt + 1_000).length;
@@ -114,7 +121,8 @@ export function clockStepCase(database: () => Promise<{ url: string; dir: string
         `[clock-step] streams ${outcomes.length} (bad ${bad.length}), stepped instance's streams still relaying 1 s after the step ${acrossStep}; ` +
           `holds ${JSON.stringify(holds)}; streams ended ${streamsEndedAt - t0} ms after t0 (ledger time); ` +
           `soon grant written off seen at +${(seen.get(soon.id) ?? Number.NaN) - t0} ms (expiry at +${SOON_EXPIRY_MS}); ` +
-          `write-offs ${JSON.stringify([...seen.keys()])}`,
+          `write-offs ${JSON.stringify([...seen.keys()])}; latency_ms ${Math.min(...latencies)}..${Math.max(...latencies)} ` +
+          `over a run of ${Math.round(runWallMs)} ms`,
       );
       if (bad.length > 0) console.log(`[clock-step] first bad stream (instance ${bad[0]?.instance}):\n${bad[0]?.text.slice(-600)}`);
 
@@ -125,6 +133,8 @@ export function clockStepCase(database: () => Promise<{ url: string; dir: string
       expect(holds).toEqual({ settled: 2 * STREAMS_PER_WAVE });
       expect(usage).toHaveLength(2 * STREAMS_PER_WAVE);
       expect(usage.every((u) => Number(u.credits) > 0)).toBe(true);
+      // Latencies on the monotonic clock: none negative, none longer than the run, the step notwithstanding.
+      expect(latencies.filter((ms) => !Number.isInteger(ms) || ms < 0 || ms >= runWallMs)).toEqual([]);
       // The soon grant was written off, and not before it expired; the late one was not touched.
       expect(seen.get(soon.id)).toBeGreaterThanOrEqual(soonAt);
       expect(seen.has(late.id)).toBe(false);

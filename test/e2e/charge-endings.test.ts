@@ -1,14 +1,17 @@
 /**
- * Every ending of a completion, end to end: a real gateway (SQLite file) in front of a real HTTP upstream
- * that answers as scripted (OpenAI's SSE), a real client (fetch, or a raw socket that stops reading). Each
- * case checks what the client got and the one usage event it paid for (src/billing/charge.ts is the rule;
+ * Every ending of a completion, end to end: a real gateway in front of a real HTTP upstream that answers
+ * as scripted (OpenAI's SSE), a real client (fetch, or a raw socket that stops reading). Each case checks
+ * what the client got and the one usage event it paid for (src/billing/charge.ts is the rule;
  * test/unit/charge.test.ts its table), then the books: no hold pending, balance = grants - sum of usage
- * events, the ledger audit clean.
+ * events, the ledger audit clean. On both stores (issue 14): each gateway on a SQLite file of its own, or
+ * on a fresh schema of the machine's PostgreSQL (127.0.0.1:5432, database `test`; fails, never skips, when
+ * it is unreachable). One case, about the breakers rather than the books, runs on SQLite only.
  */
 import { connect } from 'node:net';
 import { request, type ServerResponse } from 'node:http';
 import Database from 'libsql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { creditCost } from '../../src/billing/pricing.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { CATALOG } from '../../src/routing/catalog.js';
@@ -16,6 +19,7 @@ import { startFixtureServer, type FixtureServer } from '../providers/helpers/fix
 import { chat, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
 import { join } from 'node:path';
 import { sleep, sseChunk } from '../helpers/openai-sse.js';
+import { closeAdmin, createTestSchema, dropTestSchema, POSTGRES_URL } from '../store/postgres-harness.js';
 
 const GRANT = 1_000_000;
 const FAST = CATALOG['svc-fast'];
@@ -58,7 +62,18 @@ const LONG_FRAME = sseChunk({ content: 'x' }).replace('{"id"', `{"obfuscation":"
 const longStalls: number[] = [];
 
 let upstream: FixtureServer;
-const gateways: TestGateway[] = [];
+/**
+ * What each case started (its gateway, its reader, its schema), undone in that order once it ended, so
+ * PostgreSQL connections do not pile up; in the background, as a gateway's close can wait out its flush
+ * deadline (a connection the client hung up on).
+ */
+let cleanups: (() => Promise<void>)[] = [];
+const undoing: Promise<void>[] = [];
+
+type StoreKind = 'sqlite' | 'postgres';
+const STORES: StoreKind[] = ['sqlite', 'postgres'];
+/** A gateway's pool on PostgreSQL: small, the server's 100 connections are shared with other test files. */
+const POSTGRES_POOL = 2;
 
 beforeAll(async () => {
   upstream = await startFixtureServer({
@@ -134,20 +149,38 @@ beforeAll(async () => {
   });
 });
 
+afterEach(() => {
+  const pending = cleanups.reverse();
+  cleanups = [];
+  undoing.push(
+    (async () => {
+      for (const undo of pending) await undo();
+    })(),
+  );
+});
+
 afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.close()));
+  await Promise.all(undoing);
   await upstream.close();
+  await closeAdmin();
 });
 
 interface Setup {
   gw: TestGateway;
   seeded: Seeded;
+  /** Plain SQL on the gateway's database, on a connection of its own. */
+  query<Row>(sql: string): Promise<Row[]>;
 }
 
-/** A gateway whose svc-fast tries the given scenarios in order. */
+/** A gateway whose svc-fast tries the given scenarios in order, on the given store. */
 const ADMIN_TOKEN = 'admin-token-for-the-charge-endings-test';
 
-async function gatewayFor(scenarios: string[], server: Record<string, number> = {}, timeouts: Record<string, number> = {}): Promise<Setup> {
+async function gatewayFor(
+  store: StoreKind,
+  scenarios: string[],
+  server: Record<string, number> = {},
+  timeouts: Record<string, number> = {},
+): Promise<Setup> {
   const deadlines = { connect_ms: 2000, first_token_ms: 3000, between_chunks_ms: 3000, total_ms: 10_000, ...timeouts };
   const providers = Object.fromEntries(
     scenarios.map((s, i) => [`p${i}`, { type: 'openai-compatible', base_url: upstream.baseUrl(s), paid: false, timeouts: deadlines }]),
@@ -158,9 +191,27 @@ async function gatewayFor(scenarios: string[], server: Record<string, number> = 
     providers,
     aliases: { 'svc-fast': { targets }, 'svc-code': { targets }, 'svc-smart': { targets } },
   });
-  const gw = await startTestGateway({ config, adminToken: ADMIN_TOKEN });
-  gateways.push(gw);
-  return { gw, seeded: await gw.seed({ purchased: GRANT }) };
+  if (store === 'sqlite') {
+    const gw = await startTestGateway({ config, adminToken: ADMIN_TOKEN });
+    cleanups.push(() => gw.close());
+    const query = async <Row>(sql: string): Promise<Row[]> => {
+      const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
+      try {
+        return db.prepare(sql).all() as Row[];
+      } finally {
+        db.close();
+      }
+    };
+    return { gw, seeded: await gw.seed({ purchased: GRANT }), query };
+  }
+  const schema = await createTestSchema();
+  cleanups.push(() => dropTestSchema(schema));
+  const gw = await startTestGateway({ config, adminToken: ADMIN_TOKEN, databaseUrl: `${POSTGRES_URL}?schema=${schema}&max=${POSTGRES_POOL}` });
+  cleanups.push(() => gw.close());
+  const reader = postgres(POSTGRES_URL, { max: 1, onnotice: () => undefined, connection: { search_path: schema } });
+  cleanups.push(() => reader.end({ timeout: 5 }));
+  const query = async <Row>(sql: string): Promise<Row[]> => (await reader.unsafe(sql)) as unknown as Row[];
+  return { gw, seeded: await gw.seed({ purchased: GRANT }), query };
 }
 
 const body = (stream: boolean, maxTokens = 500) => ({
@@ -179,29 +230,36 @@ interface UsageEvent {
   latency_ms: number;
 }
 
-function usageEvents(gw: TestGateway): UsageEvent[] {
-  const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT prompt_tokens, completion_tokens, credits, outcome, shortfall_credits, latency_ms FROM usage_events ORDER BY id').all() as UsageEvent[];
-  } finally {
-    db.close();
-  }
+async function usageEvents(s: Setup): Promise<UsageEvent[]> {
+  const rows = await s.query<UsageEvent>(
+    'SELECT prompt_tokens, completion_tokens, credits, outcome, shortfall_credits, latency_ms FROM usage_events ORDER BY id',
+  );
+  // PostgreSQL's BIGINT columns come back as strings.
+  return rows.map((e) => ({
+    prompt_tokens: Number(e.prompt_tokens),
+    completion_tokens: Number(e.completion_tokens),
+    credits: Number(e.credits),
+    outcome: e.outcome,
+    shortfall_credits: Number(e.shortfall_credits),
+    latency_ms: Number(e.latency_ms),
+  }));
 }
 
 /** No hold pending, the balance is what the grants minus the usage events leave, the audit is clean. */
-async function expectBooksBalance({ gw, seeded }: Setup): Promise<UsageEvent[]> {
+async function expectBooksBalance(s: Setup): Promise<UsageEvent[]> {
+  const { gw, seeded } = s;
   const until = Date.now() + 5000;
   while ((await gw.store.ledger.countPendingHolds()) > 0 && Date.now() < until) await sleep(20);
   expect(await gw.store.ledger.countPendingHolds()).toBe(0);
   // The gateway's connection sees a group-commit batch before it commits; the second connection that reads
   // usage_events sees it once committed, a moment later: both sides must agree within that moment.
-  let events = usageEvents(gw);
+  let events = await usageEvents(s);
   let balance = await gw.store.ledger.balance(seeded.accountId, 'live');
   const agreeBy = Date.now() + 2000;
   const spentOf = (list: UsageEvent[]): number => list.reduce((sum, e) => sum + e.credits, 0);
   while (balance.purchased + balance.earned !== GRANT - spentOf(events) && Date.now() < agreeBy) {
     await sleep(20);
-    events = usageEvents(gw);
+    events = await usageEvents(s);
     balance = await gw.store.ledger.balance(seeded.accountId, 'live');
   }
   const spent = spentOf(events);
@@ -214,15 +272,10 @@ async function expectBooksBalance({ gw, seeded }: Setup): Promise<UsageEvent[]> 
 }
 
 /** Each hold's status and the journal's void entries: a hold the reaper took leaves `voided` and a `void` entry. */
-function holdsOf(gw: TestGateway): { statuses: string[]; voidEntries: number } {
-  const db = new Database(join(gw.dir, 'gateway.db'), { readonly: true });
-  try {
-    const statuses = (db.prepare('SELECT status FROM holds ORDER BY created_at').all() as { status: string }[]).map((h) => h.status);
-    const { n } = db.prepare("SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'void'").get() as { n: number };
-    return { statuses, voidEntries: n };
-  } finally {
-    db.close();
-  }
+async function holdsOf(s: Setup): Promise<{ statuses: string[]; voidEntries: number }> {
+  const statuses = (await s.query<{ status: string }>('SELECT status FROM holds ORDER BY created_at')).map((h) => h.status);
+  const [voids] = await s.query<{ n: number | string }>("SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'void'");
+  return { statuses, voidEntries: Number(voids?.n) };
 }
 
 interface TargetHealth {
@@ -291,9 +344,9 @@ async function upstreamRequests(n: number): Promise<void> {
   while (upstream.requests.length < n && Date.now() < until) await sleep(5);
 }
 
-describe.each([true, false])('stream=%s', (stream) => {
+describe.each(STORES.flatMap((store) => [true, false].map((stream) => [stream, store] as const)))('stream=%s on %s', (stream, store) => {
   it('completed: charged the upstream\'s reported usage, hidden reasoning tokens included', async () => {
-    const s = await gatewayFor(['ok']);
+    const s = await gatewayFor(store, ['ok']);
     const res = await chat(s.gw, s.seeded.secret, body(stream));
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -306,7 +359,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('client hang-up before any upstream answered: void, no usage event', async () => {
-    const s = await gatewayFor(['no_answer']);
+    const s = await gatewayFor(store, ['no_answer']);
     const seen = upstream.requests.length;
     const abort = new AbortController();
     const pending = chat(s.gw, s.seeded.secret, body(stream), { signal: abort.signal }).catch(() => null);
@@ -317,7 +370,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('client hang-up after the upstream answered, before its first byte: the prompt', async () => {
-    const s = await gatewayFor(['stall_after_headers']);
+    const s = await gatewayFor(store, ['stall_after_headers']);
     const seen = upstream.requests.length;
     const abort = new AbortController();
     const pending = chat(s.gw, s.seeded.secret, body(stream), { signal: abort.signal }).catch(() => null);
@@ -332,7 +385,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('client hang-up after the first bytes: the prompt and what was produced', async () => {
-    const s = await gatewayFor(['slow']);
+    const s = await gatewayFor(store, ['slow']);
     const abort = new AbortController();
     if (stream) {
       const res = await chat(s.gw, s.seeded.secret, body(true), { signal: abort.signal });
@@ -353,7 +406,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('client hang-up after the upstream finished: its reported usage', async () => {
-    const s = await gatewayFor(['finished_then_held']);
+    const s = await gatewayFor(store, ['finished_then_held']);
     const abort = new AbortController();
     if (stream) {
       const res = await chat(s.gw, s.seeded.secret, body(true), { signal: abort.signal });
@@ -375,7 +428,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('upstream error before any upstream answered: void, an error to the client', async () => {
-    const s = await gatewayFor(['status_500', 'status_500']);
+    const s = await gatewayFor(store, ['status_500', 'status_500']);
     const res = await chat(s.gw, s.seeded.secret, body(stream));
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
@@ -383,7 +436,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('upstream error after bytes, nothing could finish it: the prompt and what was produced', async () => {
-    const s = await gatewayFor(['cut_after_3', 'status_500']);
+    const s = await gatewayFor(store, ['cut_after_3', 'status_500']);
     const res = await chat(s.gw, s.seeded.secret, body(stream));
     if (stream) {
       expect(res.status).toBe(200);
@@ -407,7 +460,7 @@ describe.each([true, false])('stream=%s', (stream) => {
     // from the second target after the whole answer (the text and a second finish), and a non-streaming
     // request was restarted there (the client got the second target's answer). The answer had finished:
     // nothing of it was lost, and the first target served it.
-    const s = await gatewayFor(['finished_then_cut', 'second_opinion']);
+    const s = await gatewayFor(store, ['finished_then_cut', 'second_opinion']);
     const asked = (scenario: string): number => upstream.requests.filter((r) => r.path.startsWith(`/${scenario}/`)).length;
     const secondBefore = asked('second_opinion');
     const firstBefore = asked('finished_then_cut');
@@ -464,7 +517,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('bad upstream usage (negative, fractional): the gateway\'s count, never a 500', async () => {
-    const s = await gatewayFor(['bad_usage']);
+    const s = await gatewayFor(store, ['bad_usage']);
     const res = await chat(s.gw, s.seeded.secret, body(stream));
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -476,7 +529,7 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 
   it('usage above the hold: the hold is charged and the shortfall recorded', async () => {
-    const s = await gatewayFor(['huge_usage']);
+    const s = await gatewayFor(store, ['huge_usage']);
     const res = await chat(s.gw, s.seeded.secret, body(stream, 5));
     expect(res.status).toBe(200);
     await res.text();
@@ -488,9 +541,9 @@ describe.each([true, false])('stream=%s', (stream) => {
   });
 });
 
-describe('streaming only', () => {
+describe.each(STORES)('streaming only, on %s', (store) => {
   it('failover splice: the secondary continues the stream, the client pays its prompt once', async () => {
-    const s = await gatewayFor(['cut_after_3', 'ok']);
+    const s = await gatewayFor(store, ['cut_after_3', 'ok']);
     const res = await chat(s.gw, s.seeded.secret, body(true));
     const data = sseData(await res.text());
     const svc = JSON.parse(data.at(-2) as string).svc;
@@ -507,7 +560,7 @@ describe('streaming only', () => {
   });
 
   it('slow reader: the write deadline ends the stream, the upstream is not blamed, the produced part is charged', async () => {
-    const s = await gatewayFor(['flood', 'ok'], { write_timeout_ms: 400 });
+    const s = await gatewayFor(store, ['flood', 'ok'], { write_timeout_ms: 400 });
     const url = new URL(s.gw.url);
     const socket = connect(Number(url.port), url.hostname);
     const payload = JSON.stringify(body(true, 60_000));
@@ -518,7 +571,7 @@ describe('streaming only', () => {
     // Never read: the gateway's writes back up until its write deadline.
     socket.pause();
     const until = Date.now() + 10_000;
-    while (usageEvents(s.gw).length === 0 && Date.now() < until) await sleep(50);
+    while ((await usageEvents(s)).length === 0 && Date.now() < until) await sleep(50);
     const [event] = await expectBooksBalance(s);
     expect(event?.outcome).toBe('write_timeout');
     expect(event?.credits).toBeGreaterThan(0);
@@ -538,13 +591,15 @@ describe('streaming only', () => {
     expect(health.map((h) => [h.failures, h.state])).toEqual(health.map(() => [0, 'closed']));
   });
 
-  it('a client that holds the stream back never trips the between-chunks deadline nor a breaker', async () => {
+  // About the breakers and the between-chunks deadline, not the books: the store plays no part, SQLite only.
+  const itOnSqlite = store === 'sqlite' ? it : it.skip;
+  itOnSqlite('a client that holds the stream back never trips the between-chunks deadline nor a breaker', async () => {
     // Before (issue 14, item 6) the between-chunks deadline also ran while the client held the stream back:
     // each pause failed the attempt, counted against the target's breaker (shared by every tenant), and
     // three such clients opened it. The upstream here is healthy and fast; only the clients are slow.
     const BETWEEN_CHUNKS_MS = 500;
     const PAUSE_MS = 2000;
-    const s = await gatewayFor(['long', 'ok'], { write_timeout_ms: 5000 }, { between_chunks_ms: BETWEEN_CHUNKS_MS });
+    const s = await gatewayFor(store, ['long', 'ok'], { write_timeout_ms: 5000 }, { between_chunks_ms: BETWEEN_CHUNKS_MS });
     const firstAnswer = longStalls.length;
     const figures: string[] = [];
     for (let client = 0; client < 3; client++) {
@@ -585,7 +640,7 @@ describe('streaming only', () => {
     // machine could still be relaying when the deadline passed, and the stream ended as an upstream timeout.
     const LEASE_MS = 2000;
     const WRITE_TIMEOUT_MS = 5000;
-    const s = await gatewayFor(['long'], {
+    const s = await gatewayFor(store, ['long'], {
       hold_lease_ms: LEASE_MS,
       request_timeout_ms: LEASE_MS - 1,
       reaper_interval_ms: 100,
@@ -604,10 +659,10 @@ describe('streaming only', () => {
     try {
       // Twice the lease in, with the reaper passing every 100 ms: only a renewed hold is still there.
       await sleep(2 * LEASE_MS);
-      expect(usageEvents(s.gw)).toEqual([]);
+      expect(await usageEvents(s)).toEqual([]);
       expect(await s.gw.store.ledger.countPendingHolds()).toBe(1);
       const until = Date.now() + 10_000;
-      while (usageEvents(s.gw).length === 0 && Date.now() < until) await sleep(50);
+      while ((await usageEvents(s)).length === 0 && Date.now() < until) await sleep(50);
       const [event, ...rest] = await expectBooksBalance(s);
       console.log(
         `[lease] hold_lease_ms ${LEASE_MS}, write_timeout_ms ${WRITE_TIMEOUT_MS}: settled after ${event?.latency_ms} ms as ${event?.outcome}, ` +
@@ -618,7 +673,7 @@ describe('streaming only', () => {
       expect(event?.credits).toBeGreaterThan(0);
       expect(event?.latency_ms).toBeGreaterThan(2 * LEASE_MS);
       // The hold ended once, by the settle: the reaper voided nothing.
-      expect(holdsOf(s.gw)).toEqual({ statuses: ['settled'], voidEntries: 0 });
+      expect(await holdsOf(s)).toEqual({ statuses: ['settled'], voidEntries: 0 });
     } finally {
       socket.destroy();
     }

@@ -1,6 +1,7 @@
 /**
- * Graceful shutdown of a real gateway process (`bin/svc-gateway.js serve`, the built code) on a SQLite file:
- * SIGTERM while 50 streams and one non-streaming request are in flight. Streams that can finish within
+ * Graceful shutdown of a real gateway process (`bin/svc-gateway.js serve`, the built code), on a SQLite file
+ * and on PostgreSQL (a fresh schema of the machine's server, 127.0.0.1:5432, database `test`; fails, never
+ * skips, when it is unreachable): SIGTERM while 50 streams and one non-streaming request are in flight. Streams that can finish within
  * `server.shutdown_grace_ms` finish; the rest end with an explicit `gateway_shutting_down`
  * error event (carrying `svc`) and `[DONE]`; the non-streaming request gets a 503 and is charged its prompt and what the
  * upstream produced; a request sent during the drain is turned away (a new connection is refused, a
@@ -11,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditCost } from '../../src/billing/pricing.js';
 import { estimateDeliveredTokens, estimatePromptTokens } from '../../src/billing/token-estimate.js';
 import { newId } from '../../src/core/ids.js';
@@ -23,6 +24,7 @@ import type { Store } from '../../src/store/types.js';
 import { startInstance, stopInstance, type Instance } from '../cluster/cluster.js';
 import { openClusterStore, rawQuery } from '../cluster/db.js';
 import { sseData } from '../helpers/gateway.js';
+import { closeAdmin, createTestSchema, dropTestSchema, POSTGRES_URL } from '../store/postgres-harness.js';
 
 const GRACE_MS = 300;
 /** 10 tokens/s: a 3-token answer ends 200 ms after its first token, a 60-token one 6 s after. */
@@ -40,8 +42,12 @@ const GRANT = 1_000_000;
 const CONTEXT: ChatMessage = { role: 'system', content: 'The keeper climbs the stairs at dusk and lights the lamp. '.repeat(28) };
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-shutdown-'));
-const databaseUrl = `sqlite:${join(dir, 'gateway.db')}`;
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await closeAdmin();
+});
+/** The gateway's pool on PostgreSQL: small, the server's 100 connections are shared with other test files. */
+const POSTGRES_POOL = 4;
 
 function prompt(text: string): ChatMessage[] {
   return [CONTEXT, { role: 'user', content: text }];
@@ -216,7 +222,21 @@ function shapeOf(raw: string): Shape {
   return { kind: 'interrupted', finishReason, svc: svc.svc!, ...received };
 }
 
-describe('graceful shutdown of a gateway process (SIGTERM)', () => {
+describe.each(['sqlite', 'postgres'] as const)('graceful shutdown of a gateway process (SIGTERM) on %s', (kind) => {
+  let databaseUrl: string;
+  let schema: string | null = null;
+  beforeAll(async () => {
+    if (kind === 'sqlite') {
+      databaseUrl = `sqlite:${join(dir, 'gateway.db')}`;
+    } else {
+      schema = await createTestSchema();
+      databaseUrl = `${POSTGRES_URL}?schema=${schema}&max=${POSTGRES_POOL}`;
+    }
+  });
+  afterAll(async () => {
+    if (schema !== null) await dropTestSchema(schema);
+  });
+
   it('finishes or explicitly ends 50 streams, answers 503 to a cut non-streaming request, settles every hold and exits 0', async () => {
     const seeding = await openClusterStore(databaseUrl);
     const streamer = await seed(seeding, 'streams');
@@ -273,7 +293,7 @@ describe('graceful shutdown of a gateway process (SIGTERM)', () => {
       const interrupted = shapes.filter((s) => s.kind === 'interrupted');
       const lastStreamEnd = Math.max(...bodies.map((b) => b.endedAt));
       console.log(
-        `[shutdown] first content on all ${STREAMS} streams ${Math.round(sigtermAt - started)} ms after they were sent; ` +
+        `[shutdown ${kind}] first content on all ${STREAMS} streams ${Math.round(sigtermAt - started)} ms after they were sent; ` +
           `SIGTERM -> last stream ended ${Math.round(lastStreamEnd - sigtermAt)} ms, -> exit ${Math.round(exit.at - sigtermAt)} ms ` +
           `(grace ${GRACE_MS} ms); streams finished ${finished.length}, interrupted ${interrupted.length} ` +
           `(${interrupted.map((s) => s.deltas).join(',')} content deltas received); during the drain: new connection ` +
@@ -373,7 +393,7 @@ describe('graceful shutdown of a gateway process (SIGTERM)', () => {
       // The drain-time requests were never admitted: only the finished stream of that account is billed.
       expect((await usage(late.accountId)).requests).toBe(1);
       console.log(
-        `[shutdown] non-streaming request charged ${charged.credits} credits (${charged.prompt} prompt + ${charged.completion} ` +
+        `[shutdown ${kind}] non-streaming request charged ${charged.credits} credits (${charged.prompt} prompt + ${charged.completion} ` +
           `produced tokens of ${naturalLength(nonStreamMessages)}); streams charged ${streamed.credits} credits over ${streamed.requests} usage events`,
       );
     } finally {
