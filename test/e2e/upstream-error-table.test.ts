@@ -11,7 +11,15 @@
  *
  * Every case runs for a non-streaming and a streaming client: before any upstream accepted, a streaming
  * client gets the same HTTP error (src/completions/streaming.ts: no stream starts until a target accepts).
+ *
+ * The file also checks itself against the doc ("this file and docs/errors.md agree", at the end): the table is
+ * parsed from docs/errors.md, every row must have cases here and every case a row, each case's upstream
+ * failure (its status, error type or code, or failure class, as each scripted upstream declares it with
+ * `says`) must be one the row's first column names, and each error a case ends with (status, code,
+ * x-should-retry) one the row's other columns name.
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,25 +75,51 @@ interface Case {
 
 // ---- upstream answers, in each provider's own words --------------------------------------------------
 
+/**
+ * What a scripted upstream says, in the terms of the doc table's first column: its HTTP status (null when it
+ * sends none), and the words that class its failure (an error type or code, `reset`, `stall` ...).
+ */
+interface Said {
+  status: number | null;
+  words: string[];
+  /** The error code its body names, which the first row passes on. */
+  code: string | null;
+}
+
+const SAID = new WeakMap<Scenario, Said>();
+
+/** Declares what `scenario` says (for the doc check at the end of this file). */
+function says(scenario: Scenario, status: number | null, words: (string | null | undefined)[] = [], code: string | null = null): Scenario {
+  SAID.set(scenario, { status, words: words.filter((w): w is string => typeof w === 'string' && w.length > 0), code });
+  return scenario;
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
 /** OpenAI's error envelope (also what vLLM, Groq, OpenRouter send). */
-const openaiError =
-  (status: number, error: { message: string; type?: string; param?: string | null; code?: string | null }, headers: Record<string, string> = {}): Scenario =>
-  (_req, res) =>
-    sendJson(res, status, { error: { type: 'invalid_request_error', param: null, code: null, ...error } }, headers);
+const openaiError = (
+  status: number,
+  error: { message: string; type?: string; param?: string | null; code?: string | null },
+  headers: Record<string, string> = {},
+): Scenario =>
+  says(
+    (_req, res) => sendJson(res, status, { error: { type: 'invalid_request_error', param: null, code: null, ...error } }, headers),
+    status,
+    [error.code, error.type],
+    error.code ?? null,
+  );
 
-const anthropicError =
-  (status: number, type: string, message: string, headers: Record<string, string> = {}): Scenario =>
-  (_req, res) =>
-    sendJson(res, status, { type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' }, headers);
+const anthropicError = (status: number, type: string, message: string, headers: Record<string, string> = {}): Scenario =>
+  says((_req, res) => sendJson(res, status, { type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' }, headers), status, [type]);
 
-const geminiError =
-  (code: number, status: string, message: string, details: unknown[] = []): Scenario =>
-  (_req, res) =>
-    sendJson(res, code, { error: { code, message, status, ...(details.length > 0 ? { details } : {}) } });
+const geminiError = (code: number, status: string, message: string, details: unknown[] = []): Scenario =>
+  says(
+    (_req, res) => sendJson(res, code, { error: { code, message, status, ...(details.length > 0 ? { details } : {}) } }),
+    code,
+    [status, ...details.map((d) => (d as { reason?: string }).reason)],
+  );
 
 /** google.rpc.RetryInfo, as Gemini puts it in a 429's details. */
 const retryInfo = (retryDelay: string) => ({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay });
@@ -103,36 +137,36 @@ const UNSUPPORTED_TEMPERATURE = {
 };
 
 /** A whole OpenAI SSE answer: the upstream streams even for a non-streaming client. */
-const openaiOk: Scenario = (_req, res) => {
+const openaiOk: Scenario = says((_req, res) => {
   sseHead(res);
   res.write(sseChunk({ role: 'assistant', content: '' }));
   for (const w of ['Paris', ' is', ' the', ' capital.']) res.write(sseChunk({ content: w }));
   res.write(sseChunk({}, 'stop'));
   res.write(sseChunk({}, null, { prompt_tokens: 14, completion_tokens: 4 }));
   res.end('data: [DONE]\n\n');
-};
+}, 200);
 const ANTHROPIC_STREAM = fixture('stream-text.sse', 'anthropic');
-const anthropicOk: Scenario = (_req, res) => {
+const anthropicOk: Scenario = says((_req, res) => {
   sseHead(res);
   res.end(ANTHROPIC_STREAM);
-};
+}, 200);
 
 /** Drops the connection without a status line. */
-const reset: Scenario = (req) => {
+const reset: Scenario = says((req) => {
   req.socket.destroy();
-};
+}, null, ['reset']);
 /** Never answers: the connect deadline (no status, no first token) fires. */
-const silent: Scenario = () => undefined;
+const silent: Scenario = says(() => undefined, null, ['no first token']);
 /** Accepts (200), sends one word, then nothing: the stall deadline fires after the upstream was billed. */
-const stall: Scenario = (_req, res) => {
+const stall: Scenario = says((_req, res) => {
   sseHead(res);
   res.write(sseChunk({ role: 'assistant', content: 'Paris' }));
-};
+}, null, ['stall']);
 /** Accepts (200), then a chunk that is not JSON. */
-const malformed: Scenario = (_req, res) => {
+const malformed: Scenario = says((_req, res) => {
   sseHead(res);
   res.end('data: {"id": "up-1", "choices": [\n\n');
-};
+}, null, ['malformed']);
 
 const oa = (answer: Scenario): Upstream => ({ wire: 'openai', answer });
 const an = (answer: Scenario): Upstream => ({ wire: 'anthropic', answer });
@@ -176,14 +210,14 @@ const CASES: Case[] = [
   {
     row: ROW.refused,
     variant: '413 (a plain-text body) is upstream_rejected_request',
-    targets: [oa((_req, res) => void res.writeHead(413, { 'content-type': 'text/plain' }).end('Request Entity Too Large')), oa(openaiOk)],
+    targets: [oa(says((_req, res) => void res.writeHead(413, { 'content-type': 'text/plain' }).end('Request Entity Too Large'), 413)), oa(openaiOk)],
     expect: { status: 400, type: 'invalid_request_error', code: 'upstream_rejected_request', param: null, shouldRetry: 'false' },
     calls: [1, 0],
   },
   {
     row: ROW.refused,
     variant: '422 (a FastAPI validation body) is upstream_rejected_request',
-    targets: [oa((_req, res) => sendJson(res, 422, { detail: [{ loc: ['body', 'messages'], msg: 'field required', type: 'value_error.missing' }] })), oa(openaiOk)],
+    targets: [oa(says((_req, res) => sendJson(res, 422, { detail: [{ loc: ['body', 'messages'], msg: 'field required', type: 'value_error.missing' }] }), 422)), oa(openaiOk)],
     expect: { status: 400, type: 'invalid_request_error', code: 'upstream_rejected_request', param: null, shouldRetry: 'false' },
     calls: [1, 0],
   },
@@ -455,7 +489,7 @@ const CASES: Case[] = [
     variant: 'a 401 of a bad upstream key, then a 502: 502 upstream_error',
     targets: [
       oa(openaiError(401, { message: 'Incorrect API key provided: sk-proj-****.', code: 'invalid_api_key' })),
-      oa((_req, res) => void res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>')),
+      oa(says((_req, res) => void res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>'), 502)),
     ],
     expect: { status: 502, type: 'server_error', code: 'upstream_error', param: null, retryAfter: null, retryAfterMs: null, shouldRetry: 'true' },
     calls: [1, 1],
@@ -707,5 +741,132 @@ describe('the openai client on two rows', () => {
     });
     expect(setup.callsTo(1)).toBe(0);
     expect((await books(setup)).spent).toBe(0);
+  });
+});
+
+// ---- this file and docs/errors.md agree ---------------------------------------------------------------
+
+const ERRORS_DOC = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
+/** OpenAI's error types: in the table's "client gets" column they are not codes. */
+const ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'insufficient_quota', 'server_error']);
+
+interface DocRow {
+  /** The first column, backticks removed: what the upstream said. */
+  said: string;
+  /** The second column as written. */
+  gets: string;
+  /** The statuses the client may get (the second column's three-digit numbers). */
+  statuses: number[];
+  /** The codes the second column names; with `upstreamCode`, the upstream's own code is allowed too. */
+  codes: string[];
+  upstreamCode: boolean;
+  /** "failover stops": no other target is tried; else "next target". */
+  failoverStops: boolean;
+  shouldRetry: string | null;
+}
+
+/** The rows of the table under "## Upstream failures" in docs/errors.md. */
+function docRows(): DocRow[] {
+  const doc = readFileSync(ERRORS_DOC, 'utf8');
+  const section = /^## Upstream failures$([\s\S]*?)(?=^## )/m.exec(doc)?.[1];
+  if (section === undefined) throw new Error('docs/errors.md: no "## Upstream failures" section');
+  const lines = section.split('\n').filter((l) => l.startsWith('|'));
+  // The header row, then the |---| separator, then the rows.
+  return lines.slice(2).map((line) => {
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells.length !== 3) throw new Error(`docs/errors.md: a row of the upstream table without 3 cells: ${line}`);
+    const [said, gets, headers] = cells as [string, string, string];
+    return {
+      said: said.replace(/`/g, ''),
+      gets,
+      statuses: [...gets.matchAll(/\b([1-5]\d\d)\b/g)].map((m) => Number(m[1])),
+      codes: [...gets.matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as string).filter((t) => !ERROR_TYPES.has(t) && t !== 'code' && t !== 'param'),
+      upstreamCode: /the upstream's `code`/.test(gets),
+      failoverStops: /failover stops/.test(gets),
+      shouldRetry: /`x-should-retry: (true|false)`/.exec(headers)?.[1] ?? null,
+    };
+  });
+}
+
+const DOC_ROWS = docRows();
+const rowOf = (label: string): DocRow | undefined => DOC_ROWS.find((r) => r.said.startsWith(label));
+
+/** What the i-th target of a case said. */
+function saidBy(t: Upstream): Said {
+  if ('refused' in t) return { status: null, words: ['connection refused'], code: null };
+  const said = SAID.get(t.answer);
+  if (!said) throw new Error('a scripted upstream without `says`: declare what it says');
+  return said;
+}
+
+/** Whether the doc row's first column names what the upstream said: its status, or one of its words. */
+function names(row: DocRow, said: Said): boolean {
+  const cell = row.said.toLowerCase();
+  if (said.status !== null && (new RegExp(`\\b${said.status}\\b`).test(cell) || cell.includes('any other status'))) return true;
+  return said.words.some((w) => cell.includes(w.toLowerCase()));
+}
+
+/** Whether the target's failure is one a target that cannot serve the request gives (the doc's second row, by its words). */
+const UNSUPPORTED_ROW = rowOf(ROW.unsupported);
+const cannotServe = (said: Said): boolean => UNSUPPORTED_ROW !== undefined && names(UNSUPPORTED_ROW, { ...said, status: null });
+
+/**
+ * The target whose failure the doc says chooses the row: "the failure of the last target that could have
+ * served the request" (of those called); a target that cannot serve it is skipped unless none could.
+ */
+function decidingTarget(c: Case): Upstream {
+  const called = c.targets.filter((_, i) => c.calls[i] !== 0);
+  const couldServe = called.filter((t) => !cannotServe(saidBy(t)));
+  return (couldServe.at(-1) ?? called.at(-1)) as Upstream;
+}
+
+const isError = (e: Case['expect']): e is ErrorAnswer => !('servedBy' in e);
+
+describe('this file and docs/errors.md "Upstream failures" agree', () => {
+  it('the doc has the table', () => {
+    expect(DOC_ROWS.length).toBeGreaterThanOrEqual(5);
+    for (const r of DOC_ROWS) expect(r.statuses.length, r.said).toBeGreaterThan(0);
+  });
+
+  it('every row of the doc is a ROW of this file, and every ROW a row of the doc', () => {
+    const labels = Object.values(ROW) as string[];
+    expect(DOC_ROWS.filter((r) => labels.filter((l) => r.said.startsWith(l)).length !== 1).map((r) => r.said), 'doc rows with no (or more than one) ROW here').toEqual([]);
+    expect(labels.filter((l) => DOC_ROWS.filter((r) => r.said.startsWith(l)).length !== 1), 'ROWs here with no (or more than one) row in the doc').toEqual([]);
+  });
+
+  it.each(DOC_ROWS.map((r) => [r.said, r] as const))('doc row "%s" has cases for every outcome it names', (_said, row) => {
+    const cases = CASES.filter((c) => row.said.startsWith(c.row));
+    expect(cases.length).toBeGreaterThan(0);
+    const errors = cases.map((c) => c.expect).filter(isError);
+    // Each status and code the row says the client may get is what some case ends with.
+    expect(row.statuses.filter((s) => !errors.some((e) => e.status === s)), 'statuses of the row no case ends with').toEqual([]);
+    expect(row.codes.filter((code) => !errors.some((e) => e.code === code)), 'codes of the row no case ends with').toEqual([]);
+    if (row.failoverStops) {
+      // "failover stops": no case of the row is served by another target, and none calls one.
+      expect(cases.filter((c) => !isError(c.expect) || c.calls.slice(1).some((n) => n !== 0)).map((c) => c.variant)).toEqual([]);
+    } else {
+      // "next target": some case shows it served.
+      expect(cases.some((c) => !isError(c.expect)), 'no case where the next target answers').toBe(true);
+    }
+  });
+
+  it.each(CASES.map((c) => [c.variant, c] as const))('case "%s" is an instance of its row', (_variant, c) => {
+    const row = rowOf(c.row);
+    expect(row, `no row of docs/errors.md starts with "${c.row}"`).toBeDefined();
+    if (!row) return;
+    if (isError(c.expect)) {
+      // The failure that chose the row is one the row's first column names ...
+      const deciding = saidBy(decidingTarget(c));
+      expect(names(row, deciding), `${JSON.stringify(deciding)} is not named by "${row.said}"`).toBe(true);
+      // ... and the answer is one its other columns name.
+      expect(row.statuses).toContain(c.expect.status);
+      const allowed = [...row.codes, ...(row.upstreamCode && deciding.code !== null ? [deciding.code] : [])];
+      expect(allowed, `"${row.gets}"`).toContain(c.expect.code);
+      expect(c.expect.shouldRetry).toBe(row.shouldRetry);
+    } else {
+      // Every target that failed before the one that answered failed as the row says.
+      const failed = c.targets.slice(0, c.expect.servedBy).map(saidBy);
+      expect(failed.filter((s) => !names(row, s)), `not named by "${row.said}"`).toEqual([]);
+    }
   });
 });
