@@ -21,7 +21,8 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/runtime/node/**', 'src/store/sqlite/**', 'src/store/postgres/**'],
+    // Bun's entry takes its signals from Node's `process`, which Bun implements.
+    ignores: ['src/runtime/node/**', 'src/runtime/bun/**', 'src/store/sqlite/**', 'src/store/postgres/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -6,6 +6,7 @@ import type { GatewayConfig, ProviderConfig } from '../config/schema.js';
 import { createGeminiEmbeddingAdapter } from '../providers/gemini/embeddings.js';
 import { createOpenAICompatibleEmbeddingAdapter } from '../providers/openai-compatible/embeddings.js';
 import { healthSettingsOf, type ProviderSecrets } from '../providers/registry.js';
+import { capResponseBytes } from '../providers/upstream-byte-cap.js';
 import { createSandboxEmbeddingAdapter } from '../providers/sandbox/embeddings.js';
 import { TargetHealth } from '../routing/health.js';
 import type { EmbeddingAdapter } from './contract.js';
@@ -40,8 +41,10 @@ function adapterFor(name: string, p: ProviderConfig, secrets: ProviderSecrets, f
   }
 }
 
+/** Upstream answers are read up to `server.max_upstream_response_bytes`, as the chat targets' are. */
 export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch = fetch): EmbeddingRoutes {
   const settings = healthSettingsOf(config);
+  const cappedFetch = capResponseBytes(fetchImpl, config.server.max_upstream_response_bytes);
   const health = new Map<string, TargetHealth>();
   const healthOf = (provider: string, model: string): TargetHealth => {
     const id = `${provider}/${model}`;
@@ -53,7 +56,7 @@ export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSec
   for (const [alias, spec] of Object.entries(config.embeddings)) {
     const targets = spec.targets.flatMap((t) => {
       const provider = config.providers[t.provider];
-      const adapter = provider === undefined ? null : adapterFor(t.provider, provider, secrets, fetchImpl);
+      const adapter = provider === undefined ? null : adapterFor(t.provider, provider, secrets, cappedFetch);
       return adapter === null ? [] : [{ adapter, model: t.model, health: healthOf(t.provider, t.model) }];
     });
     const free = targets.filter((t) => !t.adapter.paid);

@@ -10,7 +10,6 @@ import { CompletionRegistry } from '../../completions/registry.js';
 import { createApp, type Doors } from '../../core/app.js';
 import { limitsFromConfig } from '../../core/limits.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
-import { capResponseBytes } from '../../providers/upstream-byte-cap.js';
 import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
@@ -116,7 +115,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     store: { ...store, ledger: instrumentLedger(store.ledger, telemetry.ledgerCall) },
     clock,
     routing,
-    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, capResponseBytes(upstreamFetch, opts.config.server.max_upstream_response_bytes)),
+    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, upstreamFetch),
     telemetry,
     metrics: telemetry.exposition,
     metricsToken: opts.metricsToken ?? null,

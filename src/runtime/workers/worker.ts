@@ -14,16 +14,10 @@
 import { systemClock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
 import { createApp } from '../../core/app.js';
-import { limitsFromConfig } from '../../core/limits.js';
 import { CompletionRegistry } from '../../completions/registry.js';
-import { DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
-import { silentLogger, type Logger } from '../../core/logger.js';
-import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
-import { buildRoutingTable } from '../../providers/registry.js';
-import { providerSecrets } from '../../config/provider-secrets.js';
-import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
+import { configFromEnv, housekeeping, loggerFromEnv, webDeps } from '../web/web-deps.js';
 
 export interface WorkerEnv {
   /** Hyperdrive's binding: a connection string to its pool in front of the PostgreSQL database. */
@@ -46,47 +40,10 @@ export interface WorkerContext {
  */
 const REQUEST_POOL_SIZE = 1;
 
-interface Isolate {
-  config: GatewayConfig;
-  shared: Omit<AppDeps, 'store'>;
-}
+let isolate: Omit<AppDeps, 'store'> | null = null;
 
-let isolate: Isolate | null = null;
-
-function consoleLogger(level: string | undefined): Logger {
-  const order = ['debug', 'info', 'warn', 'error'];
-  const min = Math.max(0, order.indexOf(level ?? 'info'));
-  const at = (name: string, write: (line: string) => void) => (msg: string, fields?: Record<string, unknown>) => {
-    if (order.indexOf(name) >= min) write(JSON.stringify({ level: name, time: new Date().toISOString(), msg, ...fields }));
-  };
-  return { debug: at('debug', console.debug), info: at('info', console.log), warn: at('warn', console.warn), error: at('error', console.error) };
-}
-
-function configOf(env: WorkerEnv): GatewayConfig {
-  const raw = env.SVC_CONFIG;
-  if (raw === undefined || raw === '') return parseConfig(DEFAULT_CONFIG);
-  return parseConfig(typeof raw === 'string' ? JSON.parse(raw) : raw);
-}
-
-function isolateOf(env: WorkerEnv): Isolate {
-  if (isolate !== null) return isolate;
-  const config = configOf(env);
-  const secrets = providerSecrets(config, env);
-  const logger = env.SVC_LOG_LEVEL === 'off' ? silentLogger : consoleLogger(env.SVC_LOG_LEVEL);
-  isolate = {
-    config,
-    shared: {
-      clock: systemClock,
-      routing: buildRoutingTable(config, secrets, fetch),
-      embeddings: buildEmbeddingRoutes(config, secrets, fetch),
-      logger,
-      adminToken: env.SVC_ADMIN_TOKEN || null,
-      limits: limitsFromConfig(config),
-      completions: new CompletionRegistry(),
-      // Per isolate: a key's limits hold per isolate, not globally (docs/edge.md).
-      rateLimiting: { limiter: new InProcessRateLimiter(systemClock), defaults: { rpm: config.rate_limits.rpm, tpm: config.rate_limits.tpm } },
-    },
-  };
+function isolateOf(env: WorkerEnv): Omit<AppDeps, 'store'> {
+  isolate ??= webDeps(configFromEnv(env), env, loggerFromEnv(env));
   return isolate;
 }
 
@@ -144,12 +101,9 @@ function closingWith(response: Response, store: Store, registry: RequestRegistry
   return new Response(body, response);
 }
 
-/** How many expired holds, idempotency records and stored responses one scheduled run ends. */
-const HOUSEKEEPING_BATCH = 1000;
-
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
-    const { shared } = isolateOf(env);
+    const shared = isolateOf(env);
     const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
     const registry = new RequestRegistry(ctx);
     const app = createApp({ ...shared, store, completions: registry });
@@ -167,14 +121,11 @@ export default {
    * gateway stopped renewing them are voided, expired idempotency records and stored responses deleted.
    */
   async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
-    const { shared } = isolateOf(env);
+    const shared = isolateOf(env);
     const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
     const run = async (): Promise<void> => {
       try {
-        const reaped = await store.ledger.reapExpiredHolds(HOUSEKEEPING_BATCH);
-        if (reaped > 0) shared.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: reaped });
-        await store.idempotency.purgeExpired(HOUSEKEEPING_BATCH);
-        await store.responses.purgeExpired(HOUSEKEEPING_BATCH);
+        await housekeeping(store, shared.logger);
       } finally {
         await store.close();
       }

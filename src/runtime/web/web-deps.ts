@@ -1,0 +1,74 @@
+/**
+ * What the runtimes without Node's server (Cloudflare Workers, Deno, Bun) build the app from: the config
+ * from an environment binding, a JSON console logger, and every dependency but the store, which each runtime
+ * opens its own way (per request on Workers, one pool on Deno and Bun).
+ */
+import { systemClock } from '../../core/clock.js';
+import type { AppDeps } from '../../core/deps.js';
+import { limitsFromConfig } from '../../core/limits.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { CompletionRegistry } from '../../completions/registry.js';
+import { DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
+import { providerSecrets } from '../../config/provider-secrets.js';
+import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
+import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
+import { buildRoutingTable } from '../../providers/registry.js';
+import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
+import type { Store } from '../../store/types.js';
+
+export type WebEnv = Record<string, unknown>;
+
+/** `SVC_CONFIG`: the config file's content as JSON text or a JSON value; absent: the built-in sandbox catalog. */
+export function configFromEnv(env: WebEnv): GatewayConfig {
+  const raw = env.SVC_CONFIG;
+  if (raw === undefined || raw === '') return parseConfig(DEFAULT_CONFIG);
+  return parseConfig(typeof raw === 'string' ? JSON.parse(raw) : raw);
+}
+
+/** One JSON line per entry, at `SVC_LOG_LEVEL` (debug, info, warn, error; off: nothing) and above. */
+export function loggerFromEnv(env: WebEnv): Logger {
+  const level = typeof env.SVC_LOG_LEVEL === 'string' ? env.SVC_LOG_LEVEL : undefined;
+  if (level === 'off') return silentLogger;
+  const order = ['debug', 'info', 'warn', 'error'];
+  const min = Math.max(0, order.indexOf(level ?? 'info'));
+  const at = (name: string, write: (line: string) => void) => (msg: string, fields?: Record<string, unknown>) => {
+    if (order.indexOf(name) >= min) write(JSON.stringify({ level: name, time: new Date().toISOString(), msg, ...fields }));
+  };
+  return { debug: at('debug', console.debug), info: at('info', console.log), warn: at('warn', console.warn), error: at('error', console.error) };
+}
+
+/**
+ * Everything the app needs but its store. The rate limiter is in process: on Workers a key's limits hold per
+ * isolate, not globally (docs/edge.md).
+ */
+export function webDeps(config: GatewayConfig, env: WebEnv, logger: Logger): Omit<AppDeps, 'store'> {
+  const secrets = providerSecrets(config, env);
+  const token = env.SVC_ADMIN_TOKEN;
+  // As the Node server refuses to start: a short operator token would be guessable.
+  const problem = typeof token === 'string' && token !== '' ? adminTokenProblem(token) : null;
+  if (problem !== null) throw new Error(problem);
+  return {
+    clock: systemClock,
+    routing: buildRoutingTable(config, secrets, fetch),
+    embeddings: buildEmbeddingRoutes(config, secrets, fetch),
+    logger,
+    adminToken: typeof token === 'string' && token !== '' ? token : null,
+    limits: limitsFromConfig(config),
+    completions: new CompletionRegistry(),
+    rateLimiting: { limiter: new InProcessRateLimiter(systemClock), defaults: { rpm: config.rate_limits.rpm, tpm: config.rate_limits.tpm } },
+  };
+}
+
+/** How many expired holds, idempotency records and stored responses one housekeeping pass ends. */
+const HOUSEKEEPING_BATCH = 1000;
+
+/**
+ * What the Node server's reaper timer does, for the other runtimes (a Cron Trigger on Workers, a timer on
+ * Deno and Bun): holds whose gateway stopped renewing them are voided, expired records deleted.
+ */
+export async function housekeeping(store: Store, logger: Logger): Promise<void> {
+  const reaped = await store.ledger.reapExpiredHolds(HOUSEKEEPING_BATCH);
+  if (reaped > 0) logger.warn('voided expired holds (their gateway stopped renewing them)', { count: reaped });
+  await store.idempotency.purgeExpired(HOUSEKEEPING_BATCH);
+  await store.responses.purgeExpired(HOUSEKEEPING_BATCH);
+}
