@@ -63,6 +63,8 @@ export interface Telemetry {
   settleDeferred(): void;
   /** A request refused by a rate limit (429). */
   rateLimited(door: string): void;
+  /** A rate-limit decision made without Redis: by this instance's windows (`open`) or refused (`closed`). */
+  rateLimiterFallback(policy: 'open' | 'closed'): void;
   streamOpened(): void;
   streamClosed(): void;
 }
@@ -77,6 +79,7 @@ export const noTelemetry: Telemetry = {
   holdsReaped() {},
   settleDeferred() {},
   rateLimited() {},
+  rateLimiterFallback() {},
   streamOpened() {},
   streamClosed() {},
 };

@@ -4,9 +4,11 @@
  * runtime wires ioredis, src/runtime/node/redis-client.ts), so this file stays runtime-neutral.
  *
  * When Redis cannot answer (down, unreachable, slower than the command timeout), the operator's
- * `rate_limits.on_redis_error` decides: `open` (the default) admits the request unlimited and logs a
- * warning (at most one line per 10 s, with the count of requests so admitted); `closed` refuses it with a
- * 503 `rate_limiter_unavailable` (Retry-After: 1). Never a 500.
+ * `rate_limits.on_redis_error` decides: `open` (the default) decides the request by this instance's own
+ * windows (the in-process limiter: each instance then enforces the limits alone, so a key may get up to
+ * N times its limit over N instances, never unlimited) and logs a warning (at most one line per 10 s, with
+ * the count of requests so decided); `closed` refuses it with a 503 `rate_limiter_unavailable`
+ * (Retry-After: 1). Never a 500. Each such request is counted (`onFallback`, svc_rate_limiter_fallbacks_total).
  */
 import type { Logger } from '../core/logger.js';
 import { GatewayError } from '../openai/errors.js';
@@ -30,10 +32,20 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(
     private readonly redis: RateLimitScriptRunner,
-    private readonly opts: { onError: RedisFailurePolicy; logger: Logger; prefix?: string; windowMs?: number },
+    private readonly opts: {
+      onError: RedisFailurePolicy;
+      logger: Logger;
+      /** Decides for this instance alone while Redis is away (`open`). */
+      fallback: RateLimiter;
+      /** Called once per request decided without Redis. */
+      onFallback?: (policy: RedisFailurePolicy) => void;
+      prefix?: string;
+      windowMs?: number;
+    },
   ) {}
 
-  async admit({ keyId, limits, tokens, ancestors = [], familyId }: RateRequest): Promise<RateDecision> {
+  async admit(request: RateRequest): Promise<RateDecision> {
+    const { keyId, limits, tokens, ancestors = [], familyId } = request;
     const prefix = this.opts.prefix ?? 'svc:rl';
     const windowMs = this.opts.windowMs ?? RATE_WINDOW_MS;
     const windows = [{ keyId, limits }, ...ancestors].filter((w) => w.limits.rpm !== null || w.limits.tpm !== null);
@@ -48,10 +60,10 @@ export class RedisRateLimiter implements RateLimiter {
         [tokens, windowMs, `${this.instance}.${this.seq}`, ...windows.flatMap((w) => [w.limits.rpm ?? 0, w.limits.tpm ?? 0])],
       );
     } catch (e) {
-      return this.unavailable(e);
+      return this.unavailable(e, request);
     }
     if (!Array.isArray(reply) || reply.length !== 6 * windows.length || !reply.every((v) => typeof v === 'number')) {
-      return this.unavailable(new Error(`unexpected rate limit script reply: ${JSON.stringify(reply)}`));
+      return this.unavailable(new Error(`unexpected rate limit script reply: ${JSON.stringify(reply)}`), request);
     }
     const values = reply as number[];
     return decideOver(
@@ -66,14 +78,15 @@ export class RedisRateLimiter implements RateLimiter {
     return this.redis.close();
   }
 
-  private unavailable(error: unknown): RateDecision {
+  private unavailable(error: unknown, request: RateRequest): Promise<RateDecision> {
     this.failuresSinceWarning += 1;
+    this.opts.onFallback?.(this.opts.onError);
     const now = performance.now();
     if (now - this.lastWarningAt >= WARN_EVERY_MS) {
       this.lastWarningAt = now;
       this.opts.logger.warn(
         this.opts.onError === 'open'
-          ? 'rate limiter unreachable (Redis): admitting requests without rate limits (rate_limits.on_redis_error: open)'
+          ? "rate limiter unreachable (Redis): deciding by this instance's own windows (rate_limits.on_redis_error: open)"
           : 'rate limiter unreachable (Redis): refusing rate-limited requests with 503 (rate_limits.on_redis_error: closed)',
         { requests: this.failuresSinceWarning, error: String(error) },
       );
@@ -84,6 +97,6 @@ export class RedisRateLimiter implements RateLimiter {
         'retry-after': '1',
       });
     }
-    return { allowed: true, requests: null, tokens: null, retryAfterMs: 0, tooLarge: false };
+    return this.opts.fallback.admit(request);
   }
 }

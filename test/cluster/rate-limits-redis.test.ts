@@ -22,7 +22,7 @@ function cli(args: string[]): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  // A decision that waits on Redis longer than redis_timeout_ms is admitted unlimited (on_redis_error: open,
+  // A decision that waits on Redis longer than redis_timeout_ms is decided by the instance alone (on_redis_error: open,
   // the default): on a loaded machine the default 250 ms let one request too many through. This test is
   // about the shared window, so it gives Redis time, and checks below that no decision fell back.
   const opts = {

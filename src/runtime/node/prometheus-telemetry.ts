@@ -112,6 +112,12 @@ export function prometheusTelemetry(options: { health: () => ReadonlyMap<string,
     labelNames: ['door'] as const,
     registers: [registry],
   });
+  const limiterFallbacks = new Counter({
+    name: 'svc_rate_limiter_fallbacks_total',
+    help: 'Rate-limit decisions Redis did not answer: decided by this instance alone (open) or refused with 503 (closed).',
+    labelNames: ['policy'] as const,
+    registers: [registry],
+  });
   const openStreams = new Gauge({ name: 'svc_open_streams', help: 'Streams being relayed now.', registers: [registry] });
   const ledgerDuration = new Histogram({
     name: 'svc_ledger_operation_duration_seconds',
@@ -181,6 +187,9 @@ export function prometheusTelemetry(options: { health: () => ReadonlyMap<string,
     },
     rateLimited(door) {
       rateLimited.inc({ door });
+    },
+    rateLimiterFallback(policy) {
+      limiterFallbacks.inc({ policy });
     },
     streamOpened() {
       openStreams.inc();

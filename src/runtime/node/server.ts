@@ -108,6 +108,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       : new RedisRateLimiter(await connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }), {
           onError: rateCfg.on_redis_error,
           logger: opts.logger,
+          fallback: new InProcessRateLimiter(clock),
+          onFallback: (policy) => telemetry.rateLimiterFallback(policy),
         });
   const routing = buildRoutingTable(opts.config, opts.secrets, upstreamFetch);
   health = routing.health;
