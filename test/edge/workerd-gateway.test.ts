@@ -163,6 +163,13 @@ describe('failover in workerd', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
+        if (req.url?.startsWith('/cut/')) {
+          // A first token, then the connection drops: the gateway must continue on the next target.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`data: ${JSON.stringify({ id: 'c0', object: 'chat.completion.chunk', created: 1, model: 'cut-model', choices: [{ index: 0, delta: { role: 'assistant', content: 'cut short ' }, finish_reason: null }] })}\n\n`);
+          setTimeout(() => res.socket?.destroy(), 50);
+          return;
+        }
         if (req.url?.startsWith('/down/')) {
           res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
           return;
@@ -195,8 +202,13 @@ describe('failover in workerd', () => {
         providers: {
           down: { type: 'openai-compatible', base_url: `${base}/down/v1`, paid: false },
           up: { type: 'openai-compatible', base_url: `${base}/up/v1`, paid: false },
+          cut: { type: 'openai-compatible', base_url: `${base}/cut/v1`, paid: false },
         },
-        aliases: { 'svc-fast': { targets }, 'svc-code': { targets }, 'svc-smart': { targets } },
+        aliases: {
+          'svc-fast': { targets },
+          'svc-code': { targets: [{ provider: 'cut', model: 'cut-model' }, { provider: 'up', model: 'up-model' }] },
+          'svc-smart': { targets },
+        },
       },
     });
   }, 120_000);
@@ -230,6 +242,35 @@ describe('failover in workerd', () => {
     expect(content).toBe('from the second');
     expect(svc?.routed_model).toBe('up/up-model');
     expect(svc?.attempts?.map((x) => x.outcome)).toEqual(['http_503', 'ok']);
+    const balance = await edge.store.ledger.balance(a.accountId, 'live');
+    expect(balance.purchased).toBe(100_000 - (svc?.credits_used ?? NaN));
+    expect(await edge.store.ledger.countPendingHolds(a.accountId)).toBe(0);
+  });
+
+  it('a stream cut after its first token continues on the second target; the client keeps one stream, one charge', async () => {
+    const a = await edge.seed({ purchased: 100_000 });
+    const r = await fetch(`${edge.url}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-code', messages: [{ role: 'user', content: 'continue me' }], max_tokens: 20, stream: true }),
+    });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    let content = '';
+    let svc: Svc | undefined;
+    for (const block of text.split('\n\n').filter((b) => b.startsWith('data: {'))) {
+      const e = JSON.parse(block.slice(6)) as { choices: { delta: { content?: string } }[]; svc?: Svc; error?: unknown };
+      expect(e.error).toBeUndefined();
+      content += e.choices[0]?.delta.content ?? '';
+      svc ??= e.svc;
+    }
+    expect(content.startsWith('cut short ')).toBe(true);
+    expect(content.endsWith('from the second')).toBe(true);
+    expect(svc?.routed_model).toBe('up/up-model');
+    expect(svc?.attempts?.length).toBe(2);
+    expect(svc?.attempts?.[0]?.outcome).not.toBe('ok');
+    expect(svc?.attempts?.[1]?.outcome).toBe('ok');
     const balance = await edge.store.ledger.balance(a.accountId, 'live');
     expect(balance.purchased).toBe(100_000 - (svc?.credits_used ?? NaN));
     expect(await edge.store.ledger.countPendingHolds(a.accountId)).toBe(0);
