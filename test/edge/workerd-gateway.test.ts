@@ -5,6 +5,7 @@
  * failover to a second target before the first token against real local upstreams, the ledger's
  * invariants under 500 concurrent requests on one account, and the Cron Trigger that reaps dead holds.
  */
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { buildWorkerBundle, removeWorkerBundle, startWorkerdGateway, type Worker
 
 let bundle: string;
 let gw: WorkerdGateway;
+/** The operator token, bound as the Worker's secret SVC_ADMIN_TOKEN. */
+const ADMIN_TOKEN = 'edge-operator-token-0123456789abcdef';
 
 function post(path: string, secret: string, body: unknown): Promise<Response> {
   return fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -29,12 +32,26 @@ interface Svc {
 
 beforeAll(async () => {
   bundle = await buildWorkerBundle();
-  gw = await startWorkerdGateway(bundle);
+  gw = await startWorkerdGateway(bundle, { bindings: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } });
 }, 120_000);
 afterAll(async () => {
   await gw?.close();
   await removeWorkerBundle(bundle);
 });
+
+/** The operator CLI (the built bin/svc-gateway.js) with --url: it reaches the Worker's admin API, not the database. */
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    // No SVC_DATABASE_URL: nothing but the admin API could serve these commands.
+    const env = { PATH: process.env.PATH ?? '', SVC_ADMIN_TOKEN: ADMIN_TOKEN };
+    const child = spawn(process.execPath, ['bin/svc-gateway.js', ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 describe('the gateway in workerd', () => {
   it('lists the four aliases', async () => {
@@ -274,5 +291,63 @@ describe('failover in workerd', () => {
     const balance = await edge.store.ledger.balance(a.accountId, 'live');
     expect(balance.purchased).toBe(100_000 - (svc?.credits_used ?? NaN));
     expect(await edge.store.ledger.countPendingHolds(a.accountId)).toBe(0);
+  });
+});
+
+describe('the operator CLI against the Worker (--url, admin API)', () => {
+  it('creates an account, grants credits, creates a key that serves, lists it, and revokes it', async () => {
+    const origin = new URL(gw.url).origin;
+    const json = async <T>(...args: string[]): Promise<T> => {
+      const r = await cli(...args, '--url', origin, '--json');
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout) as T;
+    };
+    const account = await json<{ id: string; object: string }>('accounts', 'create', '--name', 'edge team');
+    expect(account.object).toBe('account');
+    const grant = await json<{ created: boolean; balance: { purchased_credits: number } }>(
+      'credits', 'grant', '--account', account.id, '--purchased', '5000', '--idempotency-key', 'edge-grant-1',
+    );
+    expect(grant).toMatchObject({ created: true, balance: { purchased_credits: 5000 } });
+    const human = await cli('credits', 'grant', '--account', account.id, '--purchased', '1', '--url', origin);
+    expect(human.stdout).toMatch(/^Granted 1 purchased live credits to acct_\S+\. Balance: 5001 \(0 earned, 5001 purchased\)\.\n$/);
+    // The same idempotency key grants once.
+    expect(await json<{ created: boolean }>('credits', 'grant', '--account', account.id, '--purchased', '5000', '--idempotency-key', 'edge-grant-1')).toMatchObject({ created: false });
+    const key = await json<{ id: string; secret: string }>('keys', 'create', '--account', account.id, '--name', 'edge key');
+    expect(key.secret).toMatch(/^svc_live_/);
+    const served = await post('/chat/completions', key.secret, { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    expect(served.status).toBe(200);
+    const list = await json<{ data: { id: string }[] }>('keys', 'list', '--account', account.id);
+    expect(list.data.map((k) => k.id)).toEqual([key.id]);
+    expect(await json<{ deleted: boolean }>('keys', 'revoke', key.id)).toMatchObject({ deleted: true });
+    const refused = await post('/chat/completions', key.secret, { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    expect(refused.status).toBe(401);
+    // The books behind the Worker agree with what the CLI was told.
+    expect((await gw.store.ledger.balance(account.id, 'live')).reserved).toBe(0);
+  });
+
+  it('says what is wrong: a wrong token, a database-only command, no token', async () => {
+    const origin = new URL(gw.url).origin;
+    const wrong = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['bin/svc-gateway.js', 'accounts', 'create', '--url', origin], {
+        env: { PATH: process.env.PATH ?? '', SVC_ADMIN_TOKEN: 'x'.repeat(40) },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/HTTP 401/);
+    const dbOnly = await cli('ledger', 'verify', '--url', origin);
+    expect(dbOnly.code).toBe(2);
+    expect(dbOnly.stderr).toMatch(/works on the database/);
+    const noToken = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['bin/svc-gateway.js', 'keys', 'list', '--account', 'acct_x', '--url', origin], { env: { PATH: process.env.PATH ?? '' } });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toMatch(/SVC_ADMIN_TOKEN/);
   });
 });

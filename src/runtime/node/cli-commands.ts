@@ -3,6 +3,7 @@ import { systemClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import { createApiKey, keyView } from '../../keys/key-service.js';
 import type { Environment, Store } from '../../store/types.js';
+import { adminApiFrom, type AdminApi } from './cli-admin-api.js';
 import { CliError, emit } from './cli-output.js';
 import { openStore } from './open-store.js';
 
@@ -34,6 +35,22 @@ function environment(flags: Flags): Environment {
   return v;
 }
 
+/** The admin API when `--url` (or SVC_ADMIN_URL) is given: the command then goes through the gateway. */
+function remote(flags: Flags): AdminApi | null {
+  return adminApiFrom(str(flags, 'url') ?? process.env.SVC_ADMIN_URL, process.env.SVC_ADMIN_TOKEN);
+}
+
+/** Commands that need the database itself refuse `--url` rather than ignore it. */
+export function databaseOnly(flags: Flags, command: string): void {
+  if ((str(flags, 'url') ?? process.env.SVC_ADMIN_URL ?? '') !== '') {
+    throw new CliError(`'${command}' works on the database (SVC_DATABASE_URL), not through the admin API: drop --url / SVC_ADMIN_URL`, 2);
+  }
+}
+
+function balanceLine(b: { earned: number; purchased: number }): string {
+  return `Balance: ${b.earned + b.purchased} (${b.earned} earned, ${b.purchased} purchased).`;
+}
+
 export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(process.env.SVC_DATABASE_URL, systemClock);
   try {
@@ -48,6 +65,13 @@ export async function requireAccount(store: Store, id: string): Promise<void> {
 }
 
 export async function accountsCreate(flags: Flags, json: boolean): Promise<void> {
+  const api = remote(flags);
+  if (api) {
+    const name = str(flags, 'name');
+    const account = await api.call('POST', '/accounts', name === undefined ? {} : { name });
+    emit(json, account, `Created account ${String(account.id)}${typeof account.name === 'string' ? ` (${account.name})` : ''}.`);
+    return;
+  }
   await withStore(async (store) => {
     const account = await store.keys.createAccount({ id: newId('acct_'), name: str(flags, 'name') ?? null });
     emit(
@@ -75,6 +99,27 @@ export async function creditsGrant(flags: Flags, json: boolean): Promise<void> {
     if (expiresAt <= Date.now()) throw new CliError('--expires-at is in the past', 2);
   }
   const env = environment(flags);
+  const api = remote(flags);
+  if (api) {
+    const idempotencyKey = str(flags, 'idempotency-key');
+    const grant = await api.call('POST', `/accounts/${encodeURIComponent(accountId)}/credits`, {
+      kind: earned !== undefined ? 'earned' : 'purchased',
+      amount: earned ?? purchased,
+      environment: env,
+      ...(expiresAt === null ? {} : { expires_at: new Date(expiresAt).toISOString() }),
+      ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+    });
+    // The admin API's balance view (docs/api.md): earned_credits, purchased_credits.
+    const view = grant.balance as { earned_credits: number; purchased_credits: number };
+    const balance = { earned: view.earned_credits, purchased: view.purchased_credits };
+    emit(
+      json,
+      grant,
+      `${grant.created === true ? 'Granted' : 'Already granted (same idempotency key)'} ${String(grant.amount)} ${String(grant.kind)} ${env} credits to ${accountId}` +
+        `${typeof grant.expires_at === 'string' ? `, expiring ${grant.expires_at}` : ''}. ${balanceLine(balance)}`,
+    );
+    return;
+  }
   await withStore(async (store) => {
     await requireAccount(store, accountId);
     const { grant, created } = await store.ledger.grant({
@@ -100,8 +145,7 @@ export async function creditsGrant(flags: Flags, json: boolean): Promise<void> {
         balance: { earned: balance.earned, purchased: balance.purchased, total: balance.earned + balance.purchased },
       },
       `${created ? 'Granted' : 'Already granted (same idempotency key)'} ${grant.amount} ${grant.kind} ${env} credits to ${accountId}` +
-        `${grant.expiresAt === null ? '' : `, expiring ${new Date(grant.expiresAt).toISOString()}`}. ` +
-        `Balance: ${balance.earned + balance.purchased} (${balance.earned} earned, ${balance.purchased} purchased).`,
+        `${grant.expiresAt === null ? '' : `, expiring ${new Date(grant.expiresAt).toISOString()}`}. ${balanceLine(balance)}`,
     );
   });
 }
@@ -112,6 +156,21 @@ export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
   const limit = positiveInt(flags, 'daily-credit-limit') ?? null;
   const rpmLimit = positiveInt(flags, 'rpm-limit') ?? null;
   const tpmLimit = positiveInt(flags, 'tpm-limit') ?? null;
+  const created = (record: { id: string }, secret: string): string =>
+    `Created ${env} key ${record.id}${limit === null ? '' : ` (daily limit ${limit} credits)`}.\n` + `Secret (shown once, store it now):\n\n  ${secret}\n`;
+  const api = remote(flags);
+  if (api) {
+    const name = str(flags, 'name');
+    const key = await api.call('POST', `/accounts/${encodeURIComponent(accountId)}/keys`, {
+      environment: env,
+      ...(name === undefined ? {} : { name }),
+      daily_credit_limit: limit,
+      rpm_limit: rpmLimit,
+      tpm_limit: tpmLimit,
+    });
+    emit(json, key, created({ id: String(key.id) }, String(key.secret)));
+    return;
+  }
   await withStore(async (store) => {
     await requireAccount(store, accountId);
     const { record, secret } = await createApiKey(store.keys, {
@@ -122,30 +181,44 @@ export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
       rpmLimit,
       tpmLimit,
     });
-    emit(
-      json,
-      { ...keyView(record), secret },
-      `Created ${env} key ${record.id}${limit === null ? '' : ` (daily limit ${limit} credits)`}.\n` +
-        `Secret (shown once, store it now):\n\n  ${secret}\n`,
-    );
+    emit(json, { ...keyView(record), secret }, created(record, secret));
   });
 }
+
+/** A key as keyView and the admin API show it; the list prints a few of its fields. */
+type KeyLine = Record<string, unknown>;
 
 export async function keysList(flags: Flags, json: boolean): Promise<void> {
   const accountId = required(flags, 'account');
-  await withStore(async (store) => {
-    await requireAccount(store, accountId);
-    const keys = (await store.keys.listActiveKeys(accountId)).map(keyView);
+  const print = (keys: KeyLine[]): void => {
     const lines = keys.map(
-      (k) => `${k.id}  ${k.environment}  ${k.redacted_key}  ${k.name ?? '-'}  cap=${k.daily_credit_limit ?? 'none'}  rpm=${k.rpm_limit ?? 'default'}  tpm=${k.tpm_limit ?? 'default'}`,
+      (k) =>
+        `${String(k.id)}  ${String(k.environment)}  ${String(k.redacted_key)}  ${String(k.name ?? '-')}  cap=${String(k.daily_credit_limit ?? 'none')}  ` +
+        `rpm=${String(k.rpm_limit ?? 'default')}  tpm=${String(k.tpm_limit ?? 'default')}`,
     );
     emit(json, { object: 'list', data: keys }, lines.length ? lines.join('\n') : `No active keys for ${accountId}.`);
+  };
+  const api = remote(flags);
+  if (api) {
+    const list = await api.call('GET', `/accounts/${encodeURIComponent(accountId)}/keys`);
+    print(Array.isArray(list.data) ? (list.data as KeyLine[]) : []);
+    return;
+  }
+  await withStore(async (store) => {
+    await requireAccount(store, accountId);
+    print((await store.keys.listActiveKeys(accountId)).map(keyView));
   });
 }
 
-export async function keysRevoke(positionals: string[], json: boolean): Promise<void> {
+export async function keysRevoke(flags: Flags, positionals: string[], json: boolean): Promise<void> {
   const id = positionals[0];
   if (!id) throw new CliError('usage: svc-gateway keys revoke KEY_ID', 2);
+  const api = remote(flags);
+  if (api) {
+    const key = await api.call('DELETE', `/keys/${encodeURIComponent(id)}`);
+    emit(json, key, `Revoked ${String(key.id)}. Requests with it are refused from now on.`);
+    return;
+  }
   await withStore(async (store) => {
     const key = await store.keys.revokeKey(id);
     if (!key) throw new CliError(`no key '${id}'`);

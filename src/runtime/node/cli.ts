@@ -1,7 +1,7 @@
 /** `svc-gateway <command>`: the operator CLI. The only other place, with server.ts, that reads process.env. */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/schema.js';
-import { accountsCreate, creditsGrant, keysCreate, keysList, keysRevoke, ledgerVerify, migrate, type Flags } from './cli-commands.js';
+import { accountsCreate, creditsGrant, databaseOnly, keysCreate, keysList, keysRevoke, ledgerVerify, migrate, type Flags } from './cli-commands.js';
 import { CliError } from './cli-output.js';
 import { routeCommand } from './cli-route.js';
 import { sandboxCommand, serveCommand } from './cli-serve.js';
@@ -26,8 +26,12 @@ const HELP = `Usage: svc-gateway <command> [options]   (every command accepts --
   route "<prompt>" [--quality-bias 0..1]             which tier svc-auto picks for a prompt, and why (or the prompt on stdin)
   sandbox [--port N]                                 run the sandbox upstream (default 8090)
 
+accounts, credits and keys commands take --url URL (or SVC_ADMIN_URL): they then go through that gateway's
+admin API (/admin/v1) with SVC_ADMIN_TOKEN, for a deployment whose database this machine does not reach
+(a Cloudflare Worker, a private network). The other commands work on the database.
+
 Environment: SVC_DATABASE_URL (default: SQLite ./data/svc-gateway.db), SVC_CONFIG (JSON or YAML), PORT, HOST,
-SVC_ADMIN_TOKEN (enables the operator API under /admin/v1).`;
+SVC_ADMIN_TOKEN (enables the operator API under /admin/v1; with --url, the token sent to it), SVC_ADMIN_URL.`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -48,6 +52,7 @@ const OPTIONS = {
   to: { type: 'string' },
   format: { type: 'string' },
   output: { type: 'string' },
+  url: { type: 'string' },
 } as const;
 
 async function run(argv: string[]): Promise<void> {
@@ -72,6 +77,7 @@ async function run(argv: string[]): Promise<void> {
     case 'sandbox':
       return sandboxCommand(values.port);
     case 'migrate':
+      databaseOnly(flags, 'migrate');
       return migrate(json);
     case 'accounts create':
       return accountsCreate(flags, json);
@@ -82,10 +88,12 @@ async function run(argv: string[]): Promise<void> {
     case 'keys list':
       return keysList(flags, json);
     case 'keys revoke':
-      return keysRevoke(rest, json);
+      return keysRevoke(flags, rest, json);
     case 'ledger verify':
+      databaseOnly(flags, 'ledger verify');
       return ledgerVerify(json);
     case 'usage export':
+      databaseOnly(flags, 'usage export');
       return usageExport(flags, rest, json);
     default:
       throw new CliError(`unknown command '${positionals.join(' ')}'\n\n${HELP}`, 2);
