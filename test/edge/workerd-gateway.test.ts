@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/schema.js';
 import { buildWorkerBundle, removeWorkerBundle, startWorkerdGateway, type WorkerdGateway } from '../helpers/workerd-gateway.js';
 
 let bundle: string;
@@ -18,6 +19,9 @@ const ADMIN_TOKEN = 'edge-operator-token-0123456789abcdef';
 
 function post(path: string, secret: string, body: unknown): Promise<Response> {
   return fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+function postTo(g: WorkerdGateway, path: string, secret: string, body: unknown): Promise<Response> {
+  return fetch(`${g.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 function get(path: string, secret: string): Promise<Response> {
   return fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${secret}` } });
@@ -115,17 +119,32 @@ describe('the gateway in workerd', () => {
     expect(await refused.json()).toMatchObject({ error: { code: 'revoked_api_key' } });
   });
 
+});
+
+describe('500 concurrent requests on one account in workerd', () => {
+  let burst: WorkerdGateway;
+  beforeAll(async () => {
+    // An unpaced sandbox: the burst is about the ledger, so each request holds its connection only for its
+    // ledger work, as it would behind Hyperdrive.
+    burst = await startWorkerdGateway(bundle, {
+      config: { ...(DEFAULT_CONFIG as Record<string, unknown>), providers: { sandbox: { type: 'sandbox', pace: { time_to_first_token_ms: 0, tokens_per_second: 0 } } } },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await burst?.close();
+  });
+
   // Each request opens its own database connection (a Worker cannot share one across requests); deployed,
-  // Hyperdrive pools them. Here there is no pooler in front of PostgreSQL (max_connections 100): the
-  // requests refused a connection for too many clients wait for a slot (src/store/postgres/errors.ts), so
-  // all 500 are served or refused for credits, none answered 503.
+  // Hyperdrive pools them. Here the Worker's role may hold WORKER_CONNECTION_LIMIT connections: the requests
+  // refused one wait for a slot (src/store/postgres/errors.ts), so all 500 are served or refused for
+  // credits, none answered 503.
   it('keeps the ledger whole under 500 concurrent requests on one account: never negative, exact, no hold left', async () => {
     const GRANT = 300;
-    const a = await gw.seed({ purchased: GRANT });
+    const a = await burst.seed({ purchased: GRANT });
     const errors: string[] = [];
     const statuses = await Promise.all(
       Array.from({ length: 500 }, (_, i) =>
-        post('/chat/completions', a.secret, { model: 'svc-fast', messages: [{ role: 'user', content: `Request ${i}` }], max_tokens: 40, stream: i % 2 === 0 }).then(
+        postTo(burst, '/chat/completions', a.secret, { model: 'svc-fast', messages: [{ role: 'user', content: `Request ${i}` }], max_tokens: 40, stream: i % 2 === 0 }).then(
           async (r) => {
             const text = await r.text();
             if (r.status !== 200 && r.status !== 402) errors.push(`${r.status} ${text.slice(0, 200)}`);
@@ -140,10 +159,10 @@ describe('the gateway in workerd', () => {
     expect(errors.slice(0, 3)).toEqual([]);
     expect(ok + refused).toBe(500);
     expect(ok).toBeGreaterThan(0);
-    expect(await gw.store.ledger.countPendingHolds(a.accountId)).toBe(0);
-    const balance = await gw.store.ledger.balance(a.accountId, 'live');
+    expect(await burst.store.ledger.countPendingHolds(a.accountId)).toBe(0);
+    const balance = await burst.store.ledger.balance(a.accountId, 'live');
     const today = new Date().toISOString().slice(0, 10);
-    const rows = await gw.store.usage.rollup({ accountId: a.accountId, environment: 'live', startDay: today, endDay: today, model: null });
+    const rows = await burst.store.usage.rollup({ accountId: a.accountId, environment: 'live', startDay: today, endDay: today, model: null });
     const spent = rows.reduce((s, r) => s + r.credits, 0);
     expect(balance.reserved).toBe(0);
     expect(balance.purchased).toBeGreaterThanOrEqual(0);

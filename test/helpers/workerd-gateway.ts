@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
+import postgres from 'postgres';
 import { systemClock } from '../../src/core/clock.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/types.js';
@@ -39,10 +40,46 @@ export interface WorkerdGateway {
   close(): Promise<void>;
 }
 
+/**
+ * How many connections the Worker may hold at once. Deployed, Hyperdrive pools them in front of the
+ * database; here a role with a connection limit plays that part, so a burst of 500 requests waits for
+ * slots (PostgreSQL refuses the rest with 53300 and the store waits, src/store/postgres/errors.ts) without
+ * taking the server's max_connections from the test files running beside it.
+ */
+export const WORKER_CONNECTION_LIMIT = 40;
+
+/** A login role of its own for the Worker, limited in connections, with the rights the gateway uses on `schema`. */
+async function workerRole(schema: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => undefined });
+  const role = `${schema}_worker`;
+  await sql.unsafe(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT ${WORKER_CONNECTION_LIMIT}`);
+  for (const grant of [
+    `GRANT USAGE ON SCHEMA ${schema} TO ${role}`,
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
+    `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`,
+    `GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schema} TO ${role}`,
+  ]) {
+    await sql.unsafe(grant);
+  }
+  await sql.end();
+  const url = new URL(POSTGRES_URL);
+  url.username = role;
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => undefined });
+      await admin.unsafe(`DROP OWNED BY ${role}`);
+      await admin.unsafe(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    },
+  };
+}
+
 export async function startWorkerdGateway(bundle: string, opts: { config?: object; bindings?: Record<string, string> } = {}): Promise<WorkerdGateway> {
   const schema = await createTestSchema();
   const store = createPostgresStore({ url: POSTGRES_URL, clock: systemClock, schema });
   await store.migrate();
+  const role = await workerRole(schema);
   const mf = new Miniflare({
     modules: true,
     modulesRoot: bundle,
@@ -51,7 +88,7 @@ export async function startWorkerdGateway(bundle: string, opts: { config?: objec
     compatibilityFlags: ['nodejs_compat'],
     bindings: {
       SVC_CONFIG: opts.config === undefined ? '' : JSON.stringify(opts.config),
-      SVC_DATABASE_URL: `${POSTGRES_URL}?schema=${schema}`,
+      SVC_DATABASE_URL: `${role.url}?schema=${schema}`,
       SVC_LOG_LEVEL: process.env.SVC_TEST_WORKER_LOG ?? 'off',
       ...opts.bindings,
     },
@@ -71,6 +108,7 @@ export async function startWorkerdGateway(bundle: string, opts: { config?: objec
       await mf.dispose();
       await store.close();
       await dropTestSchema(schema);
+      await role.drop();
     },
   };
 }

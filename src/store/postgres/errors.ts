@@ -55,10 +55,24 @@ const databaseSilence = new SilenceWatch();
  * and may simply be tried again. A burst wider than the server's max_connections (Workers open a connection
  * per request: without a pooler such as Hyperdrive in front, 500 concurrent requests meet a limit of 100)
  * then waits for a slot, as it would behind a pooler, instead of being answered 503.
+ *
+ * The retries of every waiting operation of this process (or Worker isolate) take turns, one every
+ * CAPACITY_RETRY_SPACING_MS: each refused attempt costs the server a backend started and stopped, so 500
+ * waiters retrying each on its own backoff would spend the database's CPU on refusals. Only a number is
+ * shared between requests, no promise (a Worker may not wait on another request's).
  */
 const TOO_MANY_CONNECTIONS = '53300';
 const CAPACITY_WAIT_MS = OPERATION_HARD_BOUND_MS;
-const CAPACITY_BACKOFF_MAX_MS = 2_000;
+const CAPACITY_RETRY_SPACING_MS = 4;
+let nextCapacityRetryAt = 0;
+
+/** How long this refused operation waits before its next attempt: the next free turn, with a little jitter. */
+function capacityRetryDelay(): number {
+  const now = performance.now();
+  const at = Math.max(now, nextCapacityRetryAt) + Math.random() * CAPACITY_RETRY_SPACING_MS;
+  nextCapacityRetryAt = at + CAPACITY_RETRY_SPACING_MS;
+  return at - now;
+}
 
 function refusedForCapacity(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.code === TOO_MANY_CONNECTIONS;
@@ -74,14 +88,12 @@ function refusedForCapacity(error: unknown): boolean {
  */
 export async function guard<T>(operation: () => Promise<T>): Promise<T> {
   const started = performance.now();
-  for (let attempt = 0; ; attempt++) {
+  for (;;) {
     try {
       return await guardOnce(operation);
     } catch (error) {
       if (!refusedForCapacity(error) || performance.now() - started >= CAPACITY_WAIT_MS) throw asStoreError(error);
-      // Full jitter: the requests refused together do not come back together.
-      const ceiling = Math.min(CAPACITY_BACKOFF_MAX_MS, 25 * 2 ** attempt);
-      await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * ceiling));
+      await new Promise((resolve) => setTimeout(resolve, capacityRetryDelay()));
     }
   }
 }
