@@ -106,6 +106,36 @@ describe('the gateway in workerd', () => {
     expect(await gw.store.ledger.countPendingHolds(a.accountId)).toBe(0);
   });
 
+  // A client that hangs up: workerd cancels a request's work when its client goes, unless the work is
+  // handed to ctx.waitUntil. The completion's owner must still end its hold, charging what the upstream made.
+  it.each([false, true])('stream=%s: a client that hangs up mid-answer is charged once, and its hold ends at once', async (stream) => {
+    const a = await gw.seed({ purchased: 100_000 });
+    const controller = new AbortController();
+    const r = await fetch(`${gw.url}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-fast', messages: [{ role: 'user', content: 'A long answer please' }], max_tokens: 200, stream }),
+      signal: controller.signal,
+    }).catch(() => null);
+    if (stream && r !== null) {
+      // The first chunk arrived: the upstream accepted the call and is producing.
+      await (r.body as ReadableStream<Uint8Array>).getReader().read();
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    controller.abort();
+    // Within the second, not after a lease and a Cron Trigger: no hold pending, and the work charged.
+    let pending = -1;
+    for (let i = 0; i < 40 && pending !== 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      pending = await gw.store.ledger.countPendingHolds(a.accountId);
+    }
+    expect(pending).toBe(0);
+    const balance = await gw.store.ledger.balance(a.accountId, 'live');
+    expect(balance.reserved).toBe(0);
+    expect(balance.purchased).toBeLessThan(100_000);
+  });
+
   it('creates a key, serves it, and refuses it on the next request once revoked', async () => {
     const a = await gw.seed({ purchased: 100_000 });
     const created = await post('/api-keys', a.secret, { name: 'edge' });

@@ -14,7 +14,7 @@
 import { systemClock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
 import { createApp } from '../../core/app.js';
-import { CompletionRegistry } from '../../completions/registry.js';
+import { CompletionRegistry, type Interruptible } from '../../completions/registry.js';
 import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
 import { configFromEnv, housekeeping, loggerFromEnv, webDeps } from '../web/web-deps.js';
@@ -54,15 +54,34 @@ function databaseUrl(env: WorkerEnv): string {
 }
 
 /**
- * A request's registry of completions: work that outlives the response (a settle the ledger did not confirm in
- * line, retried in the background; an idempotency record) is handed to the runtime with `ctx.waitUntil`, so
- * the isolate is not stopped under it, and the request's store closes only after it.
+ * A request's registry of completions. workerd cancels a request's work when its client goes away, unless
+ * that work was handed to `ctx.waitUntil`: from admission on, the request's completion is kept alive that way
+ * until it has ended its hold (a hang-up is charged for what the upstream made, at once, not voided by the
+ * Cron Trigger a lease later). Work that outlives the response (a settle the ledger did not confirm in line,
+ * retried in the background; an idempotency record) is handed over the same way, and the request's store
+ * closes only after it.
  */
 class RequestRegistry extends CompletionRegistry {
   private readonly work: Promise<unknown>[] = [];
+  private ended: (() => void) | null = null;
 
   constructor(private readonly ctx: WorkerContext) {
     super();
+  }
+
+  override admit(): void {
+    super.admit();
+    if (this.ended === null) this.ctx.waitUntil(new Promise<void>((resolve) => (this.ended = resolve)));
+  }
+
+  override abandon(): void {
+    super.abandon();
+    this.endIfIdle();
+  }
+
+  override delete(completion: Interruptible): void {
+    super.delete(completion);
+    this.endIfIdle();
   }
 
   override track(work: Promise<unknown>): void {
@@ -70,11 +89,17 @@ class RequestRegistry extends CompletionRegistry {
     this.work.push(settled);
     this.ctx.waitUntil(settled);
     super.track(work);
+    // After the base class counted it done (its reaction to `work` runs before this one's).
+    void settled.then(() => this.endIfIdle());
   }
 
   /** Resolves once every piece of tracked work ended. */
   async workDone(): Promise<void> {
     while (this.work.length > 0) await Promise.all(this.work.splice(0));
+  }
+
+  private endIfIdle(): void {
+    if (this.size === 0) this.ended?.();
   }
 }
 
