@@ -48,7 +48,28 @@ const PLATFORM_OPTIONS = [
   'safety_identifier',
 ] as const satisfies readonly (keyof ChatRequest)[];
 
+/**
+ * What each target was given for each request, so the adapter's call and the answer's
+ * `x-svc-dropped-params` header share one computation per request and target. Weak: an entry lives as long
+ * as its request object. Requests are not mutated once routed (a continuation is a new request object).
+ */
+const computed = new WeakMap<BoundedRequest, WeakMap<ParamTarget, TargetParams>>();
+
 export function paramsFor(target: ParamTarget, request: BoundedRequest): TargetParams {
+  let byTarget = computed.get(request);
+  if (byTarget === undefined) {
+    byTarget = new WeakMap();
+    computed.set(request, byTarget);
+  }
+  let params = byTarget.get(target);
+  if (params === undefined) {
+    params = computeParams(target, request);
+    byTarget.set(target, params);
+  }
+  return params;
+}
+
+function computeParams(target: ParamTarget, request: BoundedRequest): TargetParams {
   const caps = target.capabilities;
   const out: BoundedRequest = { ...request };
   const dropped: string[] = [];
