@@ -190,8 +190,13 @@ export function capabilitiesFor(
 /**
  * The output bound's field an OpenAI-compatible model takes when the operator did not say: OpenAI's
  * reasoning families (o-series, GPT-5) answer 400 to `max_tokens` and take only `max_completion_tokens`;
- * most other servers (vLLM, Ollama, older OpenAI-compatible APIs) take only `max_tokens`.
+ * most other servers (vLLM, Ollama, older OpenAI-compatible APIs) take only `max_tokens`. Whatever the field,
+ * the gateway cuts output at the bound itself (upstream-output-bound.ts), so a server that ignored it could
+ * not run past the hold.
  */
 export function defaultMaxTokensField(model: string): 'max_tokens' | 'max_completion_tokens' {
+  // `vendor/model` is an aggregator's route (OpenRouter, LiteLLM proxies): its own API, which takes
+  // `max_tokens`; only OpenAI's own model names get the reasoning families' field.
+  if (model.includes('/')) return 'max_tokens';
   return capabilitiesFor('openai-compatible', model).reasoning ? 'max_completion_tokens' : 'max_tokens';
 }

@@ -400,3 +400,18 @@ describe('the operator CLI against the Worker (--url, admin API)', () => {
     expect(noToken.stderr).toMatch(/SVC_ADMIN_TOKEN/);
   });
 });
+
+describe('a Worker deployed with a short admin token', () => {
+  it('keeps serving its clients, without the admin API (the Node server would refuse to start)', async () => {
+    const weak = await startWorkerdGateway(bundle, { bindings: { SVC_ADMIN_TOKEN: 'short' } });
+    try {
+      const a = await weak.seed({ purchased: 1000 });
+      const models = await fetch(`${weak.url}/models`, { headers: { authorization: `Bearer ${a.secret}` } });
+      expect(models.status).toBe(200);
+      const admin = await fetch(new URL('/admin/v1/accounts', weak.url), { method: 'POST', headers: { authorization: 'Bearer short', 'content-type': 'application/json' }, body: '{}' });
+      expect(admin.status).toBe(404);
+    } finally {
+      await weak.close();
+    }
+  });
+});

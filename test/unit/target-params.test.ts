@@ -11,7 +11,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, FunctionTool, ReasoningEffort } from '../../src/openai/chat-types.js';
-import { capabilitiesFor, type ModelCapabilities } from '../../src/providers/model-capabilities.js';
+import { capabilitiesFor, defaultMaxTokensField, type ModelCapabilities } from '../../src/providers/model-capabilities.js';
 import { ANTHROPIC_MIN_BUDGET, anthropicThinkingBudget, geminiThinkingConfig, type GeminiThinkingConfig } from '../../src/providers/reasoning-effort.js';
 import { paramsFor, type BoundedRequest, type ParamTarget } from '../../src/providers/target-params.js';
 
@@ -767,5 +767,20 @@ describe('geminiThinkingConfig', () => {
         },
       ),
     );
+  });
+});
+
+describe('defaultMaxTokensField', () => {
+  it.each([
+    ['o3', 'max_completion_tokens'],
+    ['o4-mini', 'max_completion_tokens'],
+    ['gpt-5', 'max_completion_tokens'],
+    ['gpt-5.1', 'max_completion_tokens'],
+    ['gpt-5-chat-latest', 'max_tokens'],
+    ['gpt-4o-mini', 'max_tokens'],
+    ['deepseek-reasoner', 'max_tokens'],
+    ['openai/gpt-5', 'max_tokens'],
+  ] as const)('%s: %s', (model, field) => {
+    expect(defaultMaxTokensField(model)).toBe(field);
   });
 });

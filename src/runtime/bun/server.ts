@@ -29,9 +29,10 @@ const gateway = await startLongLivedGateway(env);
 const server = Bun.serve({
   port: Number(env.PORT ?? 8080),
   hostname: env.HOST ?? '0.0.0.0',
-  // Seconds a connection may stay silent; Bun's default (10) would cut a completion whose upstream thinks
-  // longer (a stream's keepalive comes every server.keepalive_ms, also 10 s). 0: no idle cut.
-  idleTimeout: 0,
+  // Seconds a connection may stay silent, Bun's longest (255): its default (10) would cut a whole answer
+  // whose upstream thinks longer (a stream's keepalive comes every server.keepalive_ms, 10 s), and 0 would
+  // let an idle or non-reading client hold its connection forever.
+  idleTimeout: 255,
   fetch: gateway.fetch,
 });
 console.log(`svc-gateway listening on http://${server.hostname}:${server.port}/v1`);

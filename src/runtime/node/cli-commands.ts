@@ -3,7 +3,7 @@ import { systemClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import { createApiKey, keyView } from '../../keys/key-service.js';
 import type { Environment, Store } from '../../store/types.js';
-import { adminApiFrom, type AdminApi } from './cli-admin-api.js';
+import { adminApiFrom, pathSegment, type AdminApi } from './cli-admin-api.js';
 import { CliError, emit } from './cli-output.js';
 import { openStore } from './open-store.js';
 
@@ -101,14 +101,21 @@ export async function creditsGrant(flags: Flags, json: boolean): Promise<void> {
   const env = environment(flags);
   const api = remote(flags);
   if (api) {
-    const idempotencyKey = str(flags, 'idempotency-key');
-    const grant = await api.call('POST', `/accounts/${encodeURIComponent(accountId)}/credits`, {
-      kind: earned !== undefined ? 'earned' : 'purchased',
-      amount: earned ?? purchased,
-      environment: env,
-      ...(expiresAt === null ? {} : { expires_at: new Date(expiresAt).toISOString() }),
-      ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
-    });
+    // Over the network an answer can be lost after the grant committed: every grant carries an idempotency
+    // key (a fresh one unless given), and a failure says which, so a rerun with it grants once.
+    const idempotencyKey = str(flags, 'idempotency-key') ?? `cli_${newId('grant_')}`;
+    const grant = await api
+      .call('POST', `/accounts/${pathSegment(accountId)}/credits`, {
+        kind: earned !== undefined ? 'earned' : 'purchased',
+        amount: earned ?? purchased,
+        environment: env,
+        ...(expiresAt === null ? {} : { expires_at: new Date(expiresAt).toISOString() }),
+        idempotency_key: idempotencyKey,
+      })
+      .catch((e: unknown) => {
+        if (e instanceof CliError) throw new CliError(`${e.message}\nIf the grant may have been made, rerun with --idempotency-key ${idempotencyKey}: it grants once.`, e.exitCode);
+        throw e;
+      });
     // The admin API's balance view (docs/api.md): earned_credits, purchased_credits.
     const view = grant.balance as { earned_credits: number; purchased_credits: number };
     const balance = { earned: view.earned_credits, purchased: view.purchased_credits };
@@ -161,7 +168,7 @@ export async function keysCreate(flags: Flags, json: boolean): Promise<void> {
   const api = remote(flags);
   if (api) {
     const name = str(flags, 'name');
-    const key = await api.call('POST', `/accounts/${encodeURIComponent(accountId)}/keys`, {
+    const key = await api.call('POST', `/accounts/${pathSegment(accountId)}/keys`, {
       environment: env,
       ...(name === undefined ? {} : { name }),
       daily_credit_limit: limit,
@@ -200,7 +207,7 @@ export async function keysList(flags: Flags, json: boolean): Promise<void> {
   };
   const api = remote(flags);
   if (api) {
-    const list = await api.call('GET', `/accounts/${encodeURIComponent(accountId)}/keys`);
+    const list = await api.call('GET', `/accounts/${pathSegment(accountId)}/keys`);
     print(Array.isArray(list.data) ? (list.data as KeyLine[]) : []);
     return;
   }
@@ -215,7 +222,7 @@ export async function keysRevoke(flags: Flags, positionals: string[], json: bool
   if (!id) throw new CliError('usage: svc-gateway keys revoke KEY_ID', 2);
   const api = remote(flags);
   if (api) {
-    const key = await api.call('DELETE', `/keys/${encodeURIComponent(id)}`);
+    const key = await api.call('DELETE', `/keys/${pathSegment(id)}`);
     emit(json, key, `Revoked ${String(key.id)}. Requests with it are refused from now on.`);
     return;
   }

@@ -41,18 +41,32 @@ export function loggerFromEnv(env: WebEnv): Logger {
  * Everything the app needs but its store. The rate limiter is in process: on Workers a key's limits hold per
  * isolate, not globally (docs/edge.md).
  */
-export function webDeps(config: GatewayConfig, env: WebEnv, logger: Logger): Omit<AppDeps, 'store'> {
+export function webDeps(
+  config: GatewayConfig,
+  env: WebEnv,
+  logger: Logger,
+  /**
+   * A short operator token would be guessable. `refuse`: throw, as the Node server refuses to start (a
+   * process that can say so at start). `disable`: serve without the admin API and log why at error level, so
+   * a Worker deployed with a short secret keeps serving its clients rather than failing every request.
+   */
+  onWeakAdminToken: 'refuse' | 'disable' = 'refuse',
+): Omit<AppDeps, 'store'> {
   const secrets = providerSecrets(config, env);
-  const token = env.SVC_ADMIN_TOKEN;
-  // As the Node server refuses to start: a short operator token would be guessable.
-  const problem = typeof token === 'string' && token !== '' ? adminTokenProblem(token) : null;
-  if (problem !== null) throw new Error(problem);
+  const given = env.SVC_ADMIN_TOKEN;
+  let token = typeof given === 'string' && given !== '' ? given : null;
+  const problem = token === null ? null : adminTokenProblem(token);
+  if (problem !== null) {
+    if (onWeakAdminToken === 'refuse') throw new Error(problem);
+    logger.error(`admin API disabled: ${problem}`);
+    token = null;
+  }
   return {
     clock: systemClock,
     routing: buildRoutingTable(config, secrets, fetch),
     embeddings: buildEmbeddingRoutes(config, secrets, fetch),
     logger,
-    adminToken: typeof token === 'string' && token !== '' ? token : null,
+    adminToken: token,
     limits: limitsFromConfig(config),
     completions: new CompletionRegistry(),
     rateLimiting: { limiter: new InProcessRateLimiter(systemClock), defaults: { rpm: config.rate_limits.rpm, tpm: config.rate_limits.tpm } },

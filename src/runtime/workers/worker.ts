@@ -43,7 +43,7 @@ const REQUEST_POOL_SIZE = 1;
 let isolate: Omit<AppDeps, 'store'> | null = null;
 
 function isolateOf(env: WorkerEnv): Omit<AppDeps, 'store'> {
-  isolate ??= webDeps(configFromEnv(env), env, loggerFromEnv(env));
+  isolate ??= webDeps(configFromEnv(env), env, loggerFromEnv(env), 'disable');
   return isolate;
 }
 

@@ -56,22 +56,36 @@ const databaseSilence = new SilenceWatch();
  * per request: without a pooler such as Hyperdrive in front, 500 concurrent requests meet a limit of 100)
  * then waits for a slot, as it would behind a pooler, instead of being answered 503.
  *
- * The retries of every waiting operation of this process (or Worker isolate) take turns, one every
- * CAPACITY_RETRY_SPACING_MS: each refused attempt costs the server a backend started and stopped, so 500
- * waiters retrying each on its own backoff would spend the database's CPU on refusals. Only a number is
- * shared between requests, no promise (a Worker may not wait on another request's).
+ * The retries of every waiting operation of this process (or Worker isolate) take turns: each refused
+ * attempt costs the server a backend started and stopped, so 500 waiters retrying each on its own backoff
+ * spent the database's CPU on refusals. The spacing between turns adapts: longer after each refusal, shorter
+ * after each success, so retries come about as fast as slots free up. Only numbers are shared between
+ * requests, no promise (a Worker may not wait on another request's).
  */
 const TOO_MANY_CONNECTIONS = '53300';
 const CAPACITY_WAIT_MS = OPERATION_HARD_BOUND_MS;
-const CAPACITY_RETRY_SPACING_MS = 4;
+const SPACING_MIN_MS = 2;
+const SPACING_MAX_MS = 50;
+let capacitySpacingMs = SPACING_MIN_MS;
 let nextCapacityRetryAt = 0;
 
-/** How long this refused operation waits before its next attempt: the next free turn, with a little jitter. */
-function capacityRetryDelay(): number {
+/**
+ * How long this refused operation waits before its next attempt: the next free turn, with a little jitter;
+ * null when that turn falls past `deadline` (the turn is then not taken, so it delays nobody).
+ */
+function capacityRetryDelay(deadline: number): number | null {
+  capacitySpacingMs = Math.min(SPACING_MAX_MS, capacitySpacingMs * 1.25);
   const now = performance.now();
-  const at = Math.max(now, nextCapacityRetryAt) + Math.random() * CAPACITY_RETRY_SPACING_MS;
-  nextCapacityRetryAt = at + CAPACITY_RETRY_SPACING_MS;
+  const at = Math.max(now, nextCapacityRetryAt) + Math.random() * capacitySpacingMs;
+  if (at >= deadline) return null;
+  nextCapacityRetryAt = at + capacitySpacingMs;
   return at - now;
+}
+
+/** A retried operation got its connection: slots are freeing up, so the turns come faster. */
+function capacityRecovered(): void {
+  capacitySpacingMs = Math.max(SPACING_MIN_MS, capacitySpacingMs * 0.5);
+  nextCapacityRetryAt = Math.min(nextCapacityRetryAt, performance.now() + capacitySpacingMs);
 }
 
 function refusedForCapacity(error: unknown): boolean {
@@ -87,13 +101,16 @@ function refusedForCapacity(error: unknown): boolean {
  * after its lease. A connection refused for capacity is retried for up to CAPACITY_WAIT_MS.
  */
 export async function guard<T>(operation: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  for (;;) {
+  const deadline = performance.now() + CAPACITY_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
     try {
-      return await guardOnce(operation);
+      const result = await guardOnce(operation);
+      if (attempt > 0) capacityRecovered();
+      return result;
     } catch (error) {
-      if (!refusedForCapacity(error) || performance.now() - started >= CAPACITY_WAIT_MS) throw asStoreError(error);
-      await new Promise((resolve) => setTimeout(resolve, capacityRetryDelay()));
+      const delay = refusedForCapacity(error) ? capacityRetryDelay(deadline) : null;
+      if (delay === null) throw asStoreError(error);
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 }
