@@ -63,7 +63,11 @@ const databaseSilence = new SilenceWatch();
  * requests, no promise (a Worker may not wait on another request's).
  */
 const TOO_MANY_CONNECTIONS = '53300';
-const CAPACITY_WAIT_MS = OPERATION_HARD_BOUND_MS;
+/**
+ * How long an operation may wait for a slot: a queue, not an outage (PostgreSQL answers every attempt), so
+ * longer than the silence bounds, as a pooler's queue is (pgbouncer's query_wait_timeout defaults to 120 s).
+ */
+const CAPACITY_WAIT_MS = 60_000;
 const SPACING_MIN_MS = 2;
 const SPACING_MAX_MS = 50;
 let capacitySpacingMs = SPACING_MIN_MS;
