@@ -5,7 +5,7 @@
 //   node bench/overhead.mjs [--seconds 10] [--warmup 3] [--stores sqlite,postgres] [--connections 32,128]
 //                           [--modes nonstream,stream] [--upstream replay|sandbox] [--max-tokens 16]
 //                           [--prompt-bytes 1024] [--accounts 1] [--gateway-node-args "..."] [--peers portkey]
-//                           [--free-ledger] [--out FILE]
+//                           [--free-ledger] [--no-limit] [--limit-upstream sse|json] [--out FILE]
 //
 // --gateway-node-args passes Node/V8 options to the gateway process only (say "--max-old-space-size=96",
 // for the memory trade-off in docs/performance.md); the floor runs as always.
@@ -16,6 +16,15 @@
 // with a custom host. It does no auth and no metering. It is installed on first use into .cache/bench-peers/
 // (gitignored; never a dependency of the project), and its answer is checked against the upstream's
 // before it is measured. Default: no peers.
+//
+// The limit gateway (../shared/bench/limit-gateway.mjs; SVC_BENCH_LIMIT_GATEWAY overrides the path) is a
+// reference target measured right after the floor, on the same core, upstream and points: the least a Node
+// metered gateway does per request (auth against SQLite, a durable reserve and settle, the upstream call,
+// the `svc` metadata), hand-written, with a SQLite file of its own in a temporary directory and the key from
+// its ready line. With --limit-upstream sse (the default) it gathers a non-streaming answer from an upstream
+// stream, as the product does (an openai-compatible provider streams from its upstream unless
+// `upstream_streaming: false`); json makes that one plain JSON call. Every gateway figure is then reported
+// as a ratio to the floor and to the limit gateway. --no-limit skips it.
 //
 // --free-ledger adds, after each store's gateway, the same gateway with its ledger answering at once
 // (bench/lib/free-ledger.mjs, preloaded): `gateway-<store>-free-ledger`, the most any ledger design could
@@ -37,7 +46,16 @@ import { parseArgs } from 'node:util';
 import { corePlan, pinned, rssSampler, runCommand } from './lib/processes.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { PEERS, checkPeerAnswers, installPeer, startPeer } from './lib/peers.mjs';
-import { FREE_LEDGER_NODE_ARGS, ledgerSummary, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
+import {
+  FREE_LEDGER_NODE_ARGS,
+  LIMIT_GATEWAY,
+  ledgerSummary,
+  prepareDatabase,
+  startFloor,
+  startGatewayProcess,
+  startLimitGateway,
+  startUpstream,
+} from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -58,6 +76,8 @@ const { values: opts } = parseArgs({
     'gateway-node-args': { type: 'string', default: '' },
     peers: { type: 'string', default: '' },
     'free-ledger': { type: 'boolean', default: false },
+    'no-limit': { type: 'boolean', default: false },
+    'limit-upstream': { type: 'string', default: 'sse' },
     out: { type: 'string' },
   },
 });
@@ -73,6 +93,8 @@ const PEER_NAMES = list(opts.peers);
 for (const m of MODES) if (m !== 'nonstream' && m !== 'stream') throw new Error(`--modes: unknown mode ${m}`);
 for (const s of STORES) if (s !== 'sqlite' && s !== 'postgres') throw new Error(`--stores: unknown store ${s}`);
 if (!['replay', 'sandbox'].includes(opts.upstream)) throw new Error('--upstream must be replay or sandbox');
+const WITH_LIMIT = !opts['no-limit'];
+if (!['sse', 'json'].includes(opts['limit-upstream'])) throw new Error('--limit-upstream must be sse or json');
 for (const p of PEER_NAMES) if (!(p in PEERS)) throw new Error(`--peers: unknown peer ${p} (known: ${Object.keys(PEERS).join(', ')})`);
 
 const plan = corePlan();
@@ -145,6 +167,8 @@ async function main() {
       accounts: Number(opts.accounts),
       gatewayNodeArgs: GATEWAY_NODE_ARGS,
       freeLedger: opts['free-ledger'],
+      // The reference target every gateway figure is also a ratio to (null with --no-limit).
+      limit: WITH_LIMIT ? { path: LIMIT_GATEWAY, upstream: opts['limit-upstream'] } : null,
       peers: Object.fromEntries(PEER_NAMES.map((p) => [p, { packages: PEERS[p].packages }])),
       // The PostgreSQL server's backends serving the gateway share the load core with wrk and the upstream.
       databaseBackendsCore: plan.pinned ? plan.load : null,
@@ -177,6 +201,26 @@ async function main() {
       results.targets.floor = await measure('floor', floor, bodies);
     } finally {
       await floor.stop();
+    }
+
+    if (WITH_LIMIT) {
+      const limit = await startLimitGateway(plan, upstream.port, { model: MODEL, upstream: opts['limit-upstream'] });
+      cleanups.push(() => limit.cleanup());
+      results.method.limit.options = limit.options;
+      let stopped = null;
+      try {
+        console.log(`limit gateway (--upstream ${opts['limit-upstream']}, its own SQLite file):`);
+        const headers = { authorization: `Bearer ${limit.key}` };
+        const problems = await checkPeerAnswers(limit.port, headers, bodies, upstream.port);
+        if (problems.length > 0) throw new BenchFailure(`the limit gateway does not give the upstream's answer:\n  ${problems.join('\n  ')}\n${limit.stderrTail()}`);
+        results.targets.limit = await measure('limit', limit, bodies, { auth: limit.key });
+      } finally {
+        stopped = await limit.stop();
+      }
+      // With --commit group it says on SIGTERM how many ledger writes each COMMIT held on average.
+      const said = limit.stderrTail().trim().split('\n').filter(Boolean).pop();
+      if (results.targets.limit && said) results.targets.limit.onStop = said;
+      if (stopped && stopped.code !== 0 && stopped.signal !== 'SIGTERM') console.log(`  limit gateway exited ${stopped.signal ?? stopped.code}`);
     }
 
     for (const name of PEER_NAMES) {
@@ -244,9 +288,13 @@ async function main() {
   console.log(`\nresults: ${out}`);
 }
 
-/** Every target's figures next to the floor's, point by point. */
+/**
+ * Every target's figures next to the floor's and, when it was measured, the limit gateway's, point by
+ * point: `...Ratio` to the floor, `...RatioLimit` to the limit gateway (absent with --no-limit).
+ */
 function summarize(results) {
   const floor = results.targets.floor;
+  const limit = results.targets.limit ?? null;
   const direct = results.targets.upstream;
   const rows = [];
   for (const [name, t] of Object.entries(results.targets)) {
@@ -269,10 +317,21 @@ function summarize(results) {
         cpuRatio: x.cpuUsPerRequest / f.cpuUsPerRequest,
         rssRatio: x.peakRssMb / f.peakRssMb,
       };
+      const l = limit?.points[k];
+      if (l) {
+        Object.assign(row, {
+          rpsRatioLimit: x.rps / l.rps,
+          p50RatioLimit: x.p50Ms / l.p50Ms,
+          p99RatioLimit: x.p99Ms / l.p99Ms,
+          cpuRatioLimit: x.cpuUsPerRequest / l.cpuUsPerRequest,
+          rssRatioLimit: x.peakRssMb / l.peakRssMb,
+        });
+      }
       if (p.connections === 1 && name !== 'upstream') {
         const base = direct.points[k].p50Ms;
         row.addedP50Ms = x.p50Ms - base;
         row.addedP50Ratio = row.addedP50Ms / (f.p50Ms - base);
+        if (l) row.addedP50RatioLimit = row.addedP50Ms / (l.p50Ms - base);
       }
       rows.push(row);
     }
@@ -303,6 +362,28 @@ function goals(results) {
       out.push({ goal: `${target} peak RSS at 128 connections <= 150 MB`, value: peak, pass: peak <= 150 });
     }
   }
+  // Issue 20: against the limit gateway of the same run.
+  if (results.targets.limit) {
+    const againstLimit = (target, mode, min) => {
+      const rs = pick(target, (r) => r.point.startsWith(`${mode}@`) && !r.point.endsWith('@1'));
+      if (rs.length === 0) return;
+      const worst = Math.min(...rs.map((r) => r.rpsRatioLimit));
+      out.push({ goal: `${target} ${mode} throughput >= ${min}x the limit gateway's`, value: worst, pass: worst >= min });
+    };
+    for (const mode of MODES) againstLimit('gateway-sqlite', mode, 0.8);
+    for (const mode of MODES) againstLimit('gateway-postgres', mode, 0.5);
+    const limitAt128 = pick('limit', (r) => r.point.endsWith('@128'));
+    for (const target of ['gateway-sqlite', 'gateway-postgres']) {
+      for (const r of pick(target, (r) => r.point.endsWith('@1'))) {
+        out.push({ goal: `${target} ${r.point.split('@')[0]} sequential added p50 <= 1.5x the limit gateway's`, value: r.addedP50RatioLimit, pass: r.addedP50RatioLimit <= 1.5 });
+      }
+      const at128 = pick(target, (r) => r.point.endsWith('@128'));
+      if (at128.length > 0 && limitAt128.length > 0) {
+        const ratio = Math.max(...at128.map((r) => r.peakRssMb)) / Math.max(...limitAt128.map((r) => r.peakRssMb));
+        out.push({ goal: `${target} peak RSS at 128 connections <= 1.3x the limit gateway's`, value: ratio, pass: ratio <= 1.3 });
+      }
+    }
+  }
   if (results.routingDecision) {
     const v = results.routingDecision.worstAddedP99Us;
     out.push({ goal: 'svc-auto routing decision added p99 <= 50 us (4 KB prompt)', value: v, pass: v <= 50 });
@@ -311,20 +392,32 @@ function goals(results) {
 }
 
 function printTable(results) {
-  const head = ['target', 'point', 'req/s', 'x floor', 'p50 ms', 'x floor', 'p99 ms', 'x floor', 'cpu us/req', 'x floor', 'rss MB', 'added p50 ms', 'bytes/resp'];
+  // With the limit gateway measured, throughput, CPU, RSS and added p50 each get a ratio to it as well.
+  const withLimit = Boolean(results.targets.limit);
+  const vsLimit = (v) => (withLimit ? [fmt(v, 2)] : []);
+  const added = (r, v) => (r.addedP50Ms === undefined ? '' : fmt(v, 2));
+  const head = [
+    'target', 'point', 'req/s', 'x floor', ...(withLimit ? ['x limit'] : []), 'p50 ms', 'x floor', 'p99 ms', 'x floor',
+    'cpu us/req', 'x floor', ...(withLimit ? ['x limit'] : []), 'rss MB', ...(withLimit ? ['x floor', 'x limit'] : []),
+    'added p50 ms', ...(withLimit ? ['x floor', 'x limit'] : []), 'bytes/resp',
+  ];
   const lines = results.summary.map((r) => [
     r.target,
     r.point,
     fmt(r.rps, 0),
     fmt(r.rpsRatio, 2),
+    ...vsLimit(r.rpsRatioLimit),
     fmt(r.p50Ms, 3),
     fmt(r.p50Ratio, 2),
     fmt(r.p99Ms, 3),
     fmt(r.p99Ratio, 2),
     fmt(r.cpuUsPerRequest, 0),
     fmt(r.cpuRatio, 2),
+    ...vsLimit(r.cpuRatioLimit),
     fmt(r.peakRssMb, 1),
+    ...(withLimit ? [fmt(r.rssRatio, 2), fmt(r.rssRatioLimit, 2)] : []),
     r.addedP50Ms === undefined ? '' : fmt(r.addedP50Ms, 3),
+    ...(withLimit ? [added(r, r.addedP50Ratio), added(r, r.addedP50RatioLimit)] : []),
     String(r.bytesPerResponse),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));

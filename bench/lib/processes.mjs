@@ -29,12 +29,12 @@ export function pinned(plan, core, command, args) {
 }
 
 /**
- * Starts a long-running child and resolves once `readyPort(line)` finds its port in a stdout line.
- * Its stderr is kept (last 8 KB) for the error message if it dies.
+ * Starts a long-running child (in `cwd`, default this process's) and resolves once `readyPort(line)` finds
+ * its port in a stdout line. Its stderr is kept (last 8 KB) for the error message if it dies.
  */
-export async function startProcess({ name, plan, core = null, command, args, env = {}, readyPort, timeoutMs = 30_000 }) {
+export async function startProcess({ name, plan, core = null, command, args, env = {}, cwd = undefined, readyPort, timeoutMs = 30_000 }) {
   const cmd = pinned(plan, core, command, args);
-  const child = spawn(cmd.command, cmd.args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd.command, cmd.args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d) => {

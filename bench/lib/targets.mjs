@@ -1,7 +1,8 @@
 // The processes a bench run starts: the upstream, the floor proxy and the gateway (through its own CLI, as
 // an operator runs it), with a database of its own: a temporary SQLite file, or a fresh PostgreSQL schema
-// that is dropped afterwards. Accounts, credits and the key are made with the CLI too.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// that is dropped afterwards. Accounts, credits and the key are made with the CLI too. And the limit
+// gateway (../shared/bench/limit-gateway.mjs), a reference target with a SQLite file of its own.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,6 +36,65 @@ export function startFloor(plan, upstreamPort, nodeArgs = []) {
     args: [...nodeArgs, join(ROOT, 'bench/servers/floor-proxy.mjs'), String(upstreamPort)],
     readyPort: readyJson,
   });
+}
+
+/**
+ * The limit gateway: the least a Node metered LLM gateway does per request (auth against SQLite, a durable
+ * reserve and settle, the upstream call, the `svc` metadata), hand-written and kept outside the project in
+ * ../shared/bench/ (SVC_BENCH_LIMIT_GATEWAY overrides the path). It loads libsql and undici from the
+ * project's node_modules (PRODUCT_DIR, and the project's root as its cwd), seeds its own SQLite file in a
+ * temporary directory and prints its key in its ready line. `upstream: 'sse'` has it gather a non-streaming
+ * answer from an upstream stream, as the product does with an openai-compatible provider by default
+ * (`upstream_streaming: true`); streaming clients are always relayed from an upstream stream.
+ * Resolves with the process, `key`, `options` (as the limit gateway reports them) and `cleanup()`.
+ */
+export const LIMIT_GATEWAY = process.env.SVC_BENCH_LIMIT_GATEWAY ?? join(ROOT, '../shared/bench/limit-gateway.mjs');
+
+export async function startLimitGateway(plan, upstreamPort, { model, upstream = 'sse', nodeArgs = [] }) {
+  if (!existsSync(LIMIT_GATEWAY)) {
+    throw new Error(`limit gateway not found at ${LIMIT_GATEWAY}: set SVC_BENCH_LIMIT_GATEWAY or run with --no-limit`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-limit-'));
+  let ready = null;
+  let proc;
+  try {
+    proc = await startProcess({
+      name: 'limit gateway',
+      plan,
+      core: plan.underTest ?? null,
+      command: process.execPath,
+      args: [
+        ...nodeArgs,
+        LIMIT_GATEWAY,
+        '--upstream-port', String(upstreamPort),
+        '--port', '0',
+        '--db', join(dir, 'limit.db'),
+        '--upstream', upstream,
+        '--upstream-model', model,
+      ],
+      env: { PRODUCT_DIR: ROOT },
+      cwd: ROOT,
+      readyPort: (line) => {
+        try {
+          const v = JSON.parse(line);
+          if (v && v.ready === true && Number.isInteger(v.port) && typeof v.key === 'string') {
+            ready = v;
+            return v.port;
+          }
+        } catch {
+          // Not the ready line.
+        }
+        return null;
+      },
+    });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  proc.key = ready.key;
+  proc.options = ready.options ?? null;
+  proc.cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  return proc;
 }
 
 /** Every alias served by the bench upstream, under the model name the floor's clients send (same answer). */
