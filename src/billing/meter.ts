@@ -71,7 +71,12 @@ export async function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: rea
 }
 
 const RIDE_OUT_SLACK_MS = 500;
-const HARD_BOUND_FACTOR = 4;
+/**
+ * A call queued behind others the database keeps answering (a burst on a small pool, or waiting for a slot
+ * on a full server: src/store/postgres/errors.ts) waits up to this many times the bound, about a minute, as
+ * the store's own wait for a slot does: a queue, not an outage.
+ */
+const HARD_BOUND_FACTOR = 16;
 
 /**
  * Whether ledger calls of this process get answers. Per process: one process serves one store (tests that

@@ -56,11 +56,11 @@ const databaseSilence = new SilenceWatch();
  * per request: without a pooler such as Hyperdrive in front, 500 concurrent requests meet a limit of 100)
  * then waits for a slot, as it would behind a pooler, instead of being answered 503.
  *
- * The retries of every waiting operation of this process (or Worker isolate) take turns: each refused
- * attempt costs the server a backend started and stopped, so 500 waiters retrying each on its own backoff
- * spent the database's CPU on refusals. The spacing between turns adapts: longer after each refusal, shorter
- * after each success, so retries come about as fast as slots free up. Only numbers are shared between
- * requests, no promise (a Worker may not wait on another request's).
+ * The retries of every waiting operation of this process (or Worker isolate) take turns, one every
+ * CAPACITY_RETRY_SPACING_MS: each refused attempt costs the server a backend started and stopped, so 500
+ * waiters retrying each on its own backoff spent the database's CPU on refusals. (Spacing that grew with
+ * each refusal was tried: the first burst's refusals stretched it so far that slots freed faster than turns
+ * came.) Only numbers are shared between requests, no promise (a Worker may not wait on another request's).
  */
 const TOO_MANY_CONNECTIONS = '53300';
 /**
@@ -68,9 +68,7 @@ const TOO_MANY_CONNECTIONS = '53300';
  * longer than the silence bounds, as a pooler's queue is (pgbouncer's query_wait_timeout defaults to 120 s).
  */
 const CAPACITY_WAIT_MS = 60_000;
-const SPACING_MIN_MS = 2;
-const SPACING_MAX_MS = 50;
-let capacitySpacingMs = SPACING_MIN_MS;
+const CAPACITY_RETRY_SPACING_MS = 10;
 let nextCapacityRetryAt = 0;
 
 /**
@@ -78,18 +76,16 @@ let nextCapacityRetryAt = 0;
  * null when that turn falls past `deadline` (the turn is then not taken, so it delays nobody).
  */
 function capacityRetryDelay(deadline: number): number | null {
-  capacitySpacingMs = Math.min(SPACING_MAX_MS, capacitySpacingMs * 1.25);
   const now = performance.now();
-  const at = Math.max(now, nextCapacityRetryAt) + Math.random() * capacitySpacingMs;
+  const at = Math.max(now, nextCapacityRetryAt) + Math.random() * CAPACITY_RETRY_SPACING_MS;
   if (at >= deadline) return null;
-  nextCapacityRetryAt = at + capacitySpacingMs;
+  nextCapacityRetryAt = at + CAPACITY_RETRY_SPACING_MS;
   return at - now;
 }
 
-/** A retried operation got its connection: slots are freeing up, so the turns come faster. */
+/** A retried operation got its connection: later turns start from now, not from a queue built while refused. */
 function capacityRecovered(): void {
-  capacitySpacingMs = Math.max(SPACING_MIN_MS, capacitySpacingMs * 0.5);
-  nextCapacityRetryAt = Math.min(nextCapacityRetryAt, performance.now() + capacitySpacingMs);
+  nextCapacityRetryAt = Math.min(nextCapacityRetryAt, performance.now() + CAPACITY_RETRY_SPACING_MS);
 }
 
 function refusedForCapacity(error: unknown): boolean {
