@@ -23,6 +23,7 @@ import type { Environment } from '../../src/store/types.js';
 import { contractBreach, documentedErrors, send, type FuzzAnswer, type FuzzRequest } from '../helpers/fuzz-http.js';
 import { brokenBody, hostileKey, hostileStrings, mutatedBody } from '../helpers/fuzz-json.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ledgerTotal, readLedger as readLedgerOf, settledLedger, type Ledger } from '../helpers/fuzz-ledger.js';
 
 const DAY_MS = 86_400_000;
 const PARAMS = { seed: 0x15d00e } as const;
@@ -97,35 +98,11 @@ function remember(response: { id?: unknown; store?: unknown; output?: unknown },
   stored.push({ id: response.id, owner, items, deleted: false });
 }
 
-// ---- The ledger, before and after each request ----
+// ---- The ledger, before and after each request (test/helpers/fuzz-ledger.ts) ----
 
-interface Ledger {
-  balances: Record<string, { earned: number; purchased: number; reserved: number }>;
-  pending: number;
-}
-
-async function readLedger(): Promise<Ledger> {
-  const balances: Ledger['balances'] = {};
-  for (const [role, id] of Object.entries(accounts)) {
-    for (const env of ['live', 'test'] as const) {
-      const b = await gw.store.ledger.balance(id, env);
-      balances[`${role}/${env}`] = { earned: b.earned, purchased: b.purchased, reserved: b.reserved };
-    }
-  }
-  return { balances, pending: await gw.store.ledger.countPendingHolds() };
-}
-
-/** A completion settles after its last byte is sent; give it a moment before judging the holds. */
-async function settled(): Promise<Ledger> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const ledger = await readLedger();
-    if (ledger.pending === 0 || Date.now() > deadline) return ledger;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-const total = (l: Ledger): number => Object.values(l.balances).reduce((s, b) => s + b.earned + b.purchased + b.reserved, 0);
+const readLedger = (): Promise<Ledger> => readLedgerOf(gw.store, accounts);
+const settled = (): Promise<Ledger> => settledLedger(gw.store, accounts);
+const total = ledgerTotal;
 
 // ---- What an answer says ----
 

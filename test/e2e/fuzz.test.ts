@@ -16,6 +16,7 @@ import type { Environment } from '../../src/store/types.js';
 import { contractBreach, documentedErrors, send, type FuzzAnswer, type FuzzRequest } from '../helpers/fuzz-http.js';
 import { brokenBody, hostileKey, hostileStrings, mutatedBody } from '../helpers/fuzz-json.js';
 import { instantSandboxConfig, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ledgerTotal, readLedger as readLedgerOf, settledLedger, type Ledger } from '../helpers/fuzz-ledger.js';
 
 const ADMIN_TOKEN = 'fuzz-operator-token-0123456789abcdef';
 const DAY_MS = 86_400_000;
@@ -58,35 +59,11 @@ function newKey(accountId: string, environment: Environment, dailyCreditLimit: n
   return createApiKey(gw.store.keys, { accountId, environment, name: 'fuzz', dailyCreditLimit }).then((k) => ({ id: k.record.id, secret: k.secret }));
 }
 
-// ---- The ledger, before and after each request ----
+// ---- The ledger, before and after each request (test/helpers/fuzz-ledger.ts) ----
 
-interface Ledger {
-  balances: Record<string, { earned: number; purchased: number; reserved: number }>;
-  pending: number;
-}
-
-async function readLedger(): Promise<Ledger> {
-  const balances: Ledger['balances'] = {};
-  for (const [role, id] of Object.entries(accounts)) {
-    for (const env of ['live', 'test'] as const) {
-      const b = await gw.store.ledger.balance(id, env);
-      balances[`${role}/${env}`] = { earned: b.earned, purchased: b.purchased, reserved: b.reserved };
-    }
-  }
-  return { balances, pending: await gw.store.ledger.countPendingHolds() };
-}
-
-/** A completion settles after its last byte is sent; give it a moment before judging the holds. */
-async function settled(): Promise<Ledger> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const ledger = await readLedger();
-    if (ledger.pending === 0 || Date.now() > deadline) return ledger;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-const total = (l: Ledger): number => Object.values(l.balances).reduce((s, b) => s + b.earned + b.purchased + b.reserved, 0);
+const readLedger = (): Promise<Ledger> => readLedgerOf(gw.store, accounts);
+const settled = (): Promise<Ledger> => settledLedger(gw.store, accounts);
+const total = ledgerTotal;
 
 /**
  * Sends one request and checks the contract; `billing` says whether a 2xx may move credits
