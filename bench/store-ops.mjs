@@ -68,7 +68,7 @@ async function measure(store, concurrency, requests = REQUESTS) {
     await store.ledger.settle({
       holdId: id,
       amount: 20,
-      usage: { requestId: id, model: 'svc-fast', routedModel: 'bench/m', routedProvider: 'bench', promptTokens: 300, completionTokens: 16, outcome: 'completed', latencyMs: 1 },
+      usage: { requestId: id, model: 'svc-fast', routedModel: 'bench/m', routedProvider: 'bench', promptTokens: 300, completionTokens: 16, outcome: 'completed', latencyMs: 1, shortfallCredits: 0 },
     });
   }
   async function run(total) {
