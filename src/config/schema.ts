@@ -221,6 +221,12 @@ export const configSchema = z
          * 400 (`unbounded_media_url`). See docs/attachments.md.
          */
         media_url_max_tokens: z.number().int().positive().max(10_000_000).optional(),
+        /**
+         * Active keys an account may hold before POST /v1/api-keys refuses to create more (403
+         * `api_key_limit_reached`): a leaked key cannot mint keys without bound. The operator's CLI and admin
+         * API are not limited.
+         */
+        max_api_keys_per_account: z.number().int().positive().default(1000),
       })
       .strict()
       .prefault({}),

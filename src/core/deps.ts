@@ -23,6 +23,8 @@ export interface AppDeps {
     adminFailureDelayMs: number;
     /** `limits.media_url_max_tokens`: tokens held for a media URL of unknowable size; null refuses it (400). */
     mediaUrlMaxTokens: number | null;
+    /** Active keys an account may hold before the public API creates no more (`limits.max_api_keys_per_account`). */
+    maxApiKeysPerAccount: number;
     /** `server.strict_params`: refuse (400) a parameter the serving target cannot take, rather than drop it. */
     strictParams?: boolean;
     /** `server.cors_origins`; absent: any origin (`*`), empty: CORS off. */

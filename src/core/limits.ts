@@ -16,6 +16,7 @@ export function limitsFromConfig(config: GatewayConfig): AppDeps['limits'] {
     writeTimeoutMs: server.write_timeout_ms,
     ledgerRetryDelaysMs: DEFAULT_LEDGER_RETRY_DELAYS_MS,
     mediaUrlMaxTokens: config.limits.media_url_max_tokens ?? null,
+    maxApiKeysPerAccount: config.limits.max_api_keys_per_account,
     adminFailureDelayMs: server.admin_failure_delay_ms,
     strictParams: server.strict_params,
     corsOrigins: server.cors_origins,

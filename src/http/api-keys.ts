@@ -53,8 +53,15 @@ export const apiKeysRoutes = new Hono<AppEnv>()
       ...wanted,
       ...rate,
       parentKeyId: limited ? actor.id : null,
+      activeKeyLimit: limits.maxApiKeysPerAccount,
     }).catch((error: unknown) => {
       if (error instanceof StoreError && error.code === 'not_found') throw unauthorized('revoked_api_key', 'This API key has been revoked.');
+      if (error instanceof StoreError && error.code === 'limit_exceeded') {
+        throw forbidden(
+          'api_key_limit_reached',
+          `This account already has ${limits.maxApiKeysPerAccount} active API keys, the most it may hold; revoke one to create another.`,
+        );
+      }
       throw error;
     });
     return c.json({ ...keyView(created.record), secret: created.secret }, 201);

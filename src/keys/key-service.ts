@@ -21,6 +21,8 @@ export async function createApiKey(
     tpmLimit?: number | null;
     /** The key creating this one through the API; absent for the operator's keys (CLI, admin API). */
     parentKeyId?: string | null;
+    /** Refuse when the account already holds this many active keys (the public API's bound). */
+    activeKeyLimit?: number | null;
   },
 ): Promise<CreatedKey> {
   const { secret, keyId } = generateKey(input.environment);
@@ -37,6 +39,7 @@ export async function createApiKey(
     rpmLimit: input.rpmLimit ?? null,
     tpmLimit: input.tpmLimit ?? null,
     parentKeyId: input.parentKeyId ?? null,
+    activeKeyLimit: input.activeKeyLimit ?? null,
   });
   return { record, secret };
 }

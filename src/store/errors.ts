@@ -4,7 +4,7 @@
  * 503 and the client may retry). Both implementations throw these so callers can map them without knowing
  * the database behind the Store.
  */
-export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid_input' | 'unavailable';
+export type StoreErrorCode = 'conflict' | 'not_found' | 'invalid_input' | 'unavailable' | 'limit_exceeded';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -25,4 +25,8 @@ export function assertCount(value: number, field: string, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw invalidInput(`${field} must be an integer >= ${min}, got ${String(value)}`);
   }
+}
+
+export function tooManyKeys(accountId: string, limit: number): StoreError {
+  return new StoreError('limit_exceeded', `account ${accountId} already has ${limit} active API keys`);
 }

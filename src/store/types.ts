@@ -41,7 +41,13 @@ export interface ApiKeyRecord {
 }
 
 export type NewApiKey = Omit<ApiKeyRecord, 'createdAt' | 'revokedAt' | 'rpmLimit' | 'tpmLimit' | 'parentKeyId'> &
-  Partial<Pick<ApiKeyRecord, 'rpmLimit' | 'tpmLimit' | 'parentKeyId'>>;
+  Partial<Pick<ApiKeyRecord, 'rpmLimit' | 'tpmLimit' | 'parentKeyId'>> & {
+    /**
+     * Refuse (`limit_exceeded`) when the account already has this many active keys, counted and inserted in
+     * one atomic step. Absent or null: no bound (the operator's own keys).
+     */
+    activeKeyLimit?: number | null;
+  };
 
 export interface KeyStore {
   createAccount(input: { id: string; name: string | null }): Promise<Account>;

@@ -364,3 +364,32 @@ describe('test-environment isolation', () => {
     expect(await gw2.store.ledger.countPendingHolds(live.accountId)).toBe(0);
   });
 });
+
+describe('the active-key limit (limits.max_api_keys_per_account)', () => {
+  let small: TestGateway;
+  beforeAll(async () => {
+    const cfg = structuredClone(DEFAULT_CONFIG) as Record<string, unknown>;
+    cfg.limits = { max_api_keys_per_account: 3 };
+    small = await startTestGateway({ config: parseConfig(cfg) });
+  });
+  afterAll(() => small.close());
+
+  it('refuses a key past the limit with 403 api_key_limit_reached; a revocation frees a place; the operator is not limited', async () => {
+    const a = await small.seed({ purchased: 1000 });
+    const create = (secret: string) =>
+      fetch(`${small.url}/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{}' });
+    // The seeded key is 1 of 3.
+    const made = [await create(a.secret), await create(a.secret)];
+    expect(made.map((r) => r.status)).toEqual([201, 201]);
+    const refused = await create(a.secret);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as ErrorBody).error).toMatchObject({ type: 'permission_error', code: 'api_key_limit_reached' });
+    const second = (await made[1]?.json()) as Created;
+    const revoked = await fetch(`${small.url}/api-keys/${second.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${a.secret}` } });
+    expect(revoked.status).toBe(200);
+    expect((await create(a.secret)).status).toBe(201);
+    // The operator's own keys (CLI, admin API) are not bounded by it.
+    await createApiKey(small.store.keys, { accountId: a.accountId, environment: 'live', name: 'operator', dailyCreditLimit: null });
+    expect((await small.store.keys.listActiveKeys(a.accountId)).length).toBe(4);
+  });
+});

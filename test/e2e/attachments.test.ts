@@ -42,7 +42,7 @@ describe('attachments through the gateway', () => {
   let bounded: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway();
-    bounded = await startTestGateway({ config: { ...instantSandboxConfig(), limits: { media_url_max_tokens: 20_000 } } });
+    bounded = await startTestGateway({ config: { ...instantSandboxConfig(), limits: { ...instantSandboxConfig().limits, media_url_max_tokens: 20_000 } } });
   });
   afterAll(async () => {
     await gw?.close();

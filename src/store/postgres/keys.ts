@@ -1,8 +1,8 @@
 import type { Clock } from '../../core/clock.js';
-import { StoreError } from '../errors.js';
+import { StoreError, tooManyKeys } from '../errors.js';
 import { type AccountRow, checkRateLimits, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
 import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
-import { type PgSql, transaction } from './database.js';
+import { type PgQueryable, type PgSql, transaction } from './database.js';
 import { FOREIGN_KEY_VIOLATION, guard, pgError } from './errors.js';
 
 /**
@@ -47,15 +47,30 @@ export class PostgresKeyStore implements KeyStore {
       throw new StoreError('invalid_input', `dailyCreditLimit must be null or an integer >= 0`);
     }
     checkRateLimits(key);
-    if (key.parentKeyId) return this.insertChildKey(key, key.parentKeyId);
+    const limit = key.activeKeyLimit;
+    if (limit == null) return this.insertIn(this.sql, key);
+    // Count and insert in one transaction, serialized per account by an advisory lock taken first (a lock of
+    // its own: nothing else takes it, so it cannot join a deadlock with the ledger's row locks).
+    return guard(() =>
+      transaction(this.sql, async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`svc_api_keys:${key.accountId}`}, 0))`;
+        const [row] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE account_id = ${key.accountId} AND revoked_at IS NULL`;
+        if ((row?.n ?? 0) >= limit) throw tooManyKeys(key.accountId, limit);
+        return this.insertIn(tx, key);
+      }),
+    );
+  }
+
+  private async insertIn(db: PgQueryable, key: NewApiKey): Promise<ApiKeyRecord> {
+    if (key.parentKeyId) return this.insertChildKey(db, key, key.parentKeyId);
     const [row] = await guard(
-      () => this.sql<KeyRow[]>`
+      () => db<KeyRow[]>`
         INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at,
                               rpm_limit, tpm_limit)
         VALUES (${key.id}, ${key.accountId}, ${key.environment}, ${key.name}, ${key.salt}, ${key.secretHash},
                 ${key.redacted}, ${key.dailyCreditLimit}, ${this.clock.now()}, ${key.rpmLimit ?? null}, ${key.tpmLimit ?? null})
         ON CONFLICT (id) DO NOTHING
-        RETURNING ${this.keyColumns()}`,
+        RETURNING ${db.unsafe(KEY_COLUMNS)}`,
     ).catch((error: unknown) => {
       if (pgError(error)?.code === FOREIGN_KEY_VIOLATION) {
         throw new StoreError('not_found', `account ${key.accountId} does not exist`);
@@ -71,9 +86,9 @@ export class PostgresKeyStore implements KeyStore {
    * is waited for and then seen, and a revocation that starts later waits for this insert and then revokes
    * the new child with the rest of the family (revokeKey).
    */
-  private async insertChildKey(key: NewApiKey, parentKeyId: string): Promise<ApiKeyRecord> {
+  private async insertChildKey(db: PgQueryable, key: NewApiKey, parentKeyId: string): Promise<ApiKeyRecord> {
     const [row] = await guard(
-      () => this.sql<KeyRow[]>`
+      () => db<KeyRow[]>`
         WITH parent AS (
           SELECT p.id FROM api_keys p
           WHERE p.id = ${parentKeyId} AND p.account_id = ${key.accountId} AND p.revoked_at IS NULL
@@ -85,7 +100,7 @@ export class PostgresKeyStore implements KeyStore {
                parent.id
         FROM parent
         ON CONFLICT (id) DO NOTHING
-        RETURNING ${this.keyColumns()}`,
+        RETURNING ${db.unsafe(KEY_COLUMNS)}`,
     );
     if (row) return toKey(row);
     if (await this.findKey(key.id)) throw new StoreError('conflict', `key ${key.id} already exists`);

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import { StoreError } from '../errors.js';
+import { StoreError, tooManyKeys } from '../errors.js';
 import { type AccountRow, checkRateLimits, KEY_COLUMNS, type KeyRow, toAccount, toKey } from '../rows.js';
 import type { Account, ApiKeyRecord, KeyStore, NewApiKey } from '../types.js';
 import type { SqliteConnection } from './database.js';
@@ -41,6 +41,11 @@ export class SqliteKeyStore implements KeyStore {
       }
       if (this.findKeyRow(key.id)) throw new StoreError('conflict', `key ${key.id} already exists`);
       if (key.parentKeyId) this.requireLiveParent(key.parentKeyId, key.accountId);
+      // In the same write as the insert: the single writer makes count and insert one step.
+      if (key.activeKeyLimit != null) {
+        const active = this.conn.get<{ n: number }>('SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL', key.accountId)?.n ?? 0;
+        if (active >= key.activeKeyLimit) throw tooManyKeys(key.accountId, key.activeKeyLimit);
+      }
       this.conn.run(
         `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
         key.id,

@@ -39,6 +39,26 @@ export function keyFamilyCases(open: OpenStore): void {
       expect((await store.keys.listActiveKeys(root.accountId)).length).toBe(0);
     });
 
+    it('refuses a key past the account\'s active-key limit, counted with the insert in one step, even concurrently', async () => {
+      const { store } = h();
+      const root = await seedAccount(store);
+      // The seeded key is 1 of 4; concurrent inserts must not pass the limit together.
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store.keys.insertKey(newKey(root.accountId, { activeKeyLimit: 4, parentKeyId: i % 2 === 0 ? root.keyId : null }))),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+      for (const r of results.filter((x) => x.status === 'rejected')) expect(r.reason).toMatchObject({ code: 'limit_exceeded' });
+      expect(await store.keys.listActiveKeys(root.accountId)).toHaveLength(4);
+      // Revoked keys do not count; other accounts' keys do not either; no limit, no refusal.
+      const [first] = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      await store.keys.revokeKey(first?.id ?? '');
+      await expect(store.keys.insertKey(newKey(root.accountId, { activeKeyLimit: 4 }))).resolves.toMatchObject({ accountId: root.accountId });
+      await expect(store.keys.insertKey(newKey(root.accountId, { activeKeyLimit: 4 }))).rejects.toMatchObject({ code: 'limit_exceeded' });
+      const other = await seedAccount(store);
+      await expect(store.keys.insertKey(newKey(other.accountId, { activeKeyLimit: 4 }))).resolves.toMatchObject({ accountId: other.accountId });
+      await expect(store.keys.insertKey(newKey(root.accountId))).resolves.toMatchObject({ accountId: root.accountId });
+    });
+
     it('revoking a key revokes its descendants at once, and nothing above or beside it', async () => {
       const { store, clock } = h();
       const root = await seedAccount(store, { dailyCreditLimit: 100 });
