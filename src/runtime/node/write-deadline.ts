@@ -19,19 +19,20 @@ export function withWriteDeadline(fetch: FetchCallback, ms: number): FetchCallba
     const outgoing = (env as Partial<HttpBindings> | undefined)?.outgoing;
     if (!(response instanceof Response) || outgoing === undefined) return response;
     if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) return response;
-    const socket = outgoing.socket;
+    // Read at each check, not once: a pipelined response gets its socket only when its turn comes.
+    const socket = (): Socket | null => outgoing.socket;
     // An answer is usually handed to the socket in one write, which drains only once all of it is sent: the
     // client's reading shows as the bytes the kernel took (written to the socket less what libuv still
     // queues) growing. A drain counts as progress too. The first window also sees the kernel's buffers fill,
     // so a client that reads nothing is cut between `ms` and twice that.
     let progressed = false;
-    let taken = bytesTaken(socket);
+    let taken = bytesTaken(socket());
     const onDrain = (): void => {
       progressed = true;
     };
     const check = (): void => {
       if (outgoing.writableFinished) return;
-      const now = bytesTaken(socket);
+      const now = bytesTaken(socket());
       if (progressed || now > taken) {
         progressed = false;
         taken = now;
@@ -41,11 +42,9 @@ export function withWriteDeadline(fetch: FetchCallback, ms: number): FetchCallba
       outgoing.destroy(new Error(`the client read nothing of the answer for ${ms} ms`));
     };
     let timer = setTimeout(check, ms).unref();
-    socket?.on('drain', onDrain);
     outgoing.on('drain', onDrain);
     const clear = (): void => {
       clearTimeout(timer);
-      socket?.off('drain', onDrain);
       outgoing.off('drain', onDrain);
     };
     outgoing.once('finish', clear).once('close', clear);
