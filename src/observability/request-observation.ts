@@ -22,19 +22,13 @@ import {
   SVC_ATTEMPT_OUTCOME,
   SVC_HOLD_OUTCOME,
 } from './attributes.js';
-import type { Telemetry } from './telemetry.js';
+import type { ChargedCompletion, Telemetry } from './telemetry.js';
 
 /** Content attributes (opt-in) are cut here: spans are not a store for whole conversations. */
 const CONTENT_LIMIT = 16 * 1024;
 
 /** What the access line and the root span report of a completion, once its hold ended. */
-export interface CompletionFacts {
-  alias: string;
-  provider: string;
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  credits: number;
+export interface CompletionFacts extends ChargedCompletion {
   attempts: number;
   ending: string;
   holdId: string;

@@ -31,13 +31,17 @@ export interface RequestMetrics {
   upstreamSeconds: number;
 }
 
-export interface SettlementMetrics {
+/** What a completion's ending charged, and where: shared by the metrics and the access line. */
+export interface ChargedCompletion {
   alias: string;
   provider: string;
   model: string;
   promptTokens: number;
   completionTokens: number;
   credits: number;
+}
+
+export interface SettlementMetrics extends ChargedCompletion {
   /** The hold was voided (nothing charged) rather than settled. */
   voided: boolean;
   /** Credits the upstream's usage would have cost beyond the hold; 0 when the hold covered it. */
