@@ -24,6 +24,7 @@ import { contractBreach, documentedErrors, send, type FuzzAnswer, type FuzzReque
 import { brokenBody, hostileKey, hostileStrings, mutatedBody } from '../helpers/fuzz-json.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { ledgerTotal, readLedger as readLedgerOf, settledLedger, type Ledger } from '../helpers/fuzz-ledger.js';
+import { framingWith, headerText, type Framing } from '../helpers/fuzz-arbitraries.js';
 
 const DAY_MS = 86_400_000;
 const PARAMS = { seed: 0x15d00e } as const;
@@ -201,9 +202,6 @@ async function exchange(req: FuzzRequest, envelope: Envelope, billing: Billing):
 // ---- Headers ----
 
 const role = fc.constantFrom<Role>('rich', 'rich', 'rich', 'poor', 'capped', 'test');
-/** Printable ASCII only: anything else is refused by the client library or by Node's parser, not the app. */
-const headerText = (maxLength: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
 
 /** `header`: where a key goes (`x-api-key` is the Anthropic clients' way, also taken on every door). */
 type Auth = { kind: 'key'; role: Role; header: 'authorization' | 'x-api-key' | 'both'; scheme: string; cut: number; suffix: string } | { kind: 'none' } | { kind: 'raw'; value: string };
@@ -243,10 +241,6 @@ function authHeader(a: Auth): Record<string, string> {
 /** The role an authenticated request acted as (null: it was refused as unauthenticated, or had no key). */
 const actorOf = (a: Auth, answer: FuzzAnswer): Role | null => (a.kind === 'key' && answer.status !== 401 ? a.role : null);
 
-const contentType = fc.oneof(
-  { arbitrary: fc.constant('application/json'), weight: 8 },
-  { arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', '*/*', ''), weight: 2 },
-);
 
 const extraHeaders = fc.dictionary(
   fc.constantFrom('x-svc-quality-bias', 'idempotency-key', 'accept', 'accept-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta', 'x-request-id', 'x-fuzz'),
@@ -254,17 +248,7 @@ const extraHeaders = fc.dictionary(
   { maxKeys: 3 },
 );
 
-interface Framing {
-  contentType: string | undefined;
-  extra: Record<string, string>;
-  /** Chunked transfer in pieces of this many bytes, or a Content-Length. */
-  chunkBytes: number | undefined;
-}
-const framing: fc.Arbitrary<Framing> = fc.record({
-  contentType,
-  extra: fc.oneof({ arbitrary: fc.constant({}), weight: 3 }, { arbitrary: extraHeaders, weight: 1 }),
-  chunkBytes: fc.option(fc.integer({ min: 1, max: 8_192 }), { nil: undefined, freq: 3 }),
-});
+const framing = framingWith(extraHeaders);
 
 const headersOf = (auth: Auth, f: Framing): Record<string, string> => ({
   ...f.extra,

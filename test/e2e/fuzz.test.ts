@@ -17,6 +17,7 @@ import { contractBreach, documentedErrors, send, type FuzzAnswer, type FuzzReque
 import { brokenBody, hostileKey, hostileStrings, mutatedBody } from '../helpers/fuzz-json.js';
 import { instantSandboxConfig, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { ledgerTotal, readLedger as readLedgerOf, settledLedger, type Ledger } from '../helpers/fuzz-ledger.js';
+import { framingWith, headerText, type Framing } from '../helpers/fuzz-arbitraries.js';
 
 const ADMIN_TOKEN = 'fuzz-operator-token-0123456789abcdef';
 const DAY_MS = 86_400_000;
@@ -91,9 +92,6 @@ async function exchange(req: FuzzRequest, billing: 'none' | 'spend' | 'grant' = 
 
 type Role = keyof typeof secrets;
 const role = fc.constantFrom<Role>('rich', 'rich', 'rich', 'poor', 'capped', 'test');
-/** Printable ASCII only: anything else is refused by the client library or by Node's parser, not the app. */
-const headerText = (maxLength: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
 
 type Auth = { kind: 'key'; role: Role; scheme: string; cut: number; suffix: string } | { kind: 'none' } | { kind: 'raw'; value: string };
 const authArb: fc.Arbitrary<Auth> = fc.oneof(
@@ -119,10 +117,6 @@ function authHeader(a: Auth, secretOf: (r: Role) => string): Record<string, stri
   return { authorization: `${a.scheme} ${secret.slice(0, secret.length - a.cut)}${a.suffix}` };
 }
 
-const contentType = fc.oneof(
-  { arbitrary: fc.constant('application/json'), weight: 8 },
-  { arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', '*/*', ''), weight: 2 },
-);
 
 const extraHeaders = fc.dictionary(
   fc.constantFrom('x-svc-quality-bias', 'idempotency-key', 'accept', 'accept-encoding', 'x-request-id', 'x-forwarded-for', 'x-fuzz'),
@@ -130,17 +124,7 @@ const extraHeaders = fc.dictionary(
   { maxKeys: 3 },
 );
 
-interface Framing {
-  contentType: string | undefined;
-  extra: Record<string, string>;
-  /** Chunked transfer in pieces of this many bytes, or a Content-Length. */
-  chunkBytes: number | undefined;
-}
-const framing: fc.Arbitrary<Framing> = fc.record({
-  contentType,
-  extra: fc.oneof({ arbitrary: fc.constant({}), weight: 3 }, { arbitrary: extraHeaders, weight: 1 }),
-  chunkBytes: fc.option(fc.integer({ min: 1, max: 8_192 }), { nil: undefined, freq: 3 }),
-});
+const framing = framingWith(extraHeaders);
 
 function headersOf(auth: Auth, f: Framing, secretOf: (r: Role) => string = (r) => secrets[r]): Record<string, string> {
   return { ...f.extra, ...(f.contentType === undefined ? {} : { 'content-type': f.contentType }), ...authHeader(auth, secretOf) };

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/types.js';
-import { seedAccount } from '../helpers/gateway.js';
+import { readInPieces, seedAccount } from '../helpers/gateway.js';
 import { closeAdmin, createTestSchema, dropTestSchema, POSTGRES_URL } from '../store/postgres-harness.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -179,16 +179,7 @@ for (const rt of RUNTIMES) {
       const r = await post('/chat/completions', a.secret, { model: 'svc-fast', messages: [{ role: 'user', content: 'Stream it' }], max_tokens: 12, stream: true });
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      let text = '';
-      let reads = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        reads++;
-        text += decoder.decode(value, { stream: true });
-      }
+      const { text, reads } = await readInPieces(r);
       // The sandbox paces its tokens: an answer buffered to the end would arrive in one piece.
       expect(reads).toBeGreaterThan(2);
       expect(text.endsWith('data: [DONE]\n\n')).toBe(true);

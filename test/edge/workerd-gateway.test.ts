@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.js';
+import { readInPieces } from '../helpers/gateway.js';
 import { buildWorkerBundle, removeWorkerBundle, startWorkerdGateway, type WorkerdGateway } from '../helpers/workerd-gateway.js';
 
 let bundle: string;
@@ -87,16 +88,7 @@ describe('the gateway in workerd', () => {
     const r = await post('/chat/completions', a.secret, { model: 'svc-fast', messages: [{ role: 'user', content: 'Stream it' }], max_tokens: 12, stream: true });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    let reads = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      reads++;
-      text += decoder.decode(value, { stream: true });
-    }
+    const { text, reads } = await readInPieces(r);
     // The sandbox paces its tokens: a buffered answer would arrive in one piece.
     expect(reads).toBeGreaterThan(2);
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);

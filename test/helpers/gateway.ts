@@ -129,3 +129,17 @@ export function sseData(raw: string): string[] {
       return block.slice(6);
     });
 }
+
+/** A body read to its end, and in how many reads it came (a stream relayed as produced arrives in several). */
+export async function readInPieces(r: Response): Promise<{ text: string; reads: number }> {
+  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let reads = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: text + decoder.decode(), reads };
+    reads++;
+    text += decoder.decode(value, { stream: true });
+  }
+}
