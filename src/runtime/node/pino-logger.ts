@@ -1,15 +1,15 @@
 /**
  * The Node runtime's logger: pino, one JSON line per event on stderr (stdout carries the CLI's own output).
  * `SVC_LOG_LEVEL` (debug, info, warn, error; default info) picks the level. Whatever the level, fields that
- * could hold a secret are censored by name, as a second line of defence: the code logs key ids, never keys.
+ * could hold a secret are censored by name (./log-censor.ts), as a second line of defence: the code logs key
+ * ids, never keys.
  */
 import { pino, type DestinationStream } from 'pino';
 import type { Logger } from '../../core/logger.js';
+import { censorSecrets } from './log-censor.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const REDACTED = ['authorization', 'secret', 'apiKey', 'api_key', 'token', 'password', 'prompt', 'messages', 'input'];
 
 export function pinoLogger(options: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {
   const log = pino(
@@ -17,8 +17,7 @@ export function pinoLogger(options: { level?: LogLevel; destination?: Destinatio
       level: options.level ?? 'info',
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: [...REDACTED, ...REDACTED.map((k) => `*.${k}`)], censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }), log: censorSecrets },
     },
     options.destination ?? pino.destination({ fd: 2, sync: false }),
   );
