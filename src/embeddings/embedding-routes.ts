@@ -6,7 +6,8 @@ import type { GatewayConfig, ProviderConfig } from '../config/schema.js';
 import { createGeminiEmbeddingAdapter } from '../providers/gemini/embeddings.js';
 import { createOpenAICompatibleEmbeddingAdapter } from '../providers/openai-compatible/embeddings.js';
 import { healthSettingsOf, type ProviderSecrets } from '../providers/registry.js';
-import { capResponseBytes } from '../providers/upstream-byte-cap.js';
+import { capReplyBytes } from '../providers/upstream-byte-cap.js';
+import { httpOverFetch, type UpstreamHttp } from '../providers/upstream-http.js';
 import { createSandboxEmbeddingAdapter } from '../providers/sandbox/embeddings.js';
 import { TargetHealth } from '../routing/health.js';
 import type { EmbeddingAdapter } from './contract.js';
@@ -27,8 +28,8 @@ export interface EmbeddingRoute {
 
 export type EmbeddingRoutes = ReadonlyMap<string, EmbeddingRoute>;
 
-function adapterFor(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): EmbeddingAdapter | null {
-  const common = { name, apiKey: secrets[name] ?? null, fetch: fetchImpl, ...(p.type !== 'sandbox' && p.headers ? { extraHeaders: p.headers } : {}) };
+function adapterFor(name: string, p: ProviderConfig, secrets: ProviderSecrets, http: UpstreamHttp): EmbeddingAdapter | null {
+  const common = { name, apiKey: secrets[name] ?? null, http, ...(p.type !== 'sandbox' && p.headers ? { extraHeaders: p.headers } : {}) };
   switch (p.type) {
     case 'openai-compatible':
       return createOpenAICompatibleEmbeddingAdapter({ ...common, baseUrl: p.base_url, paid: p.paid });
@@ -42,9 +43,9 @@ function adapterFor(name: string, p: ProviderConfig, secrets: ProviderSecrets, f
 }
 
 /** Upstream answers are read up to `server.max_upstream_response_bytes`, as the chat targets' are. */
-export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch = fetch): EmbeddingRoutes {
+export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSecrets, http: UpstreamHttp = httpOverFetch(fetch)): EmbeddingRoutes {
   const settings = healthSettingsOf(config);
-  const cappedFetch = capResponseBytes(fetchImpl, config.server.max_upstream_response_bytes);
+  const capped = capReplyBytes(http, config.server.max_upstream_response_bytes);
   const health = new Map<string, TargetHealth>();
   const healthOf = (provider: string, model: string): TargetHealth => {
     const id = `${provider}/${model}`;
@@ -56,7 +57,7 @@ export function buildEmbeddingRoutes(config: GatewayConfig, secrets: ProviderSec
   for (const [alias, spec] of Object.entries(config.embeddings)) {
     const targets = spec.targets.flatMap((t) => {
       const provider = config.providers[t.provider];
-      const adapter = provider === undefined ? null : adapterFor(t.provider, provider, secrets, cappedFetch);
+      const adapter = provider === undefined ? null : adapterFor(t.provider, provider, secrets, capped);
       return adapter === null ? [] : [{ adapter, model: t.model, health: healthOf(t.provider, t.model) }];
     });
     const free = targets.filter((t) => !t.adapter.paid);

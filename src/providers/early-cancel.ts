@@ -4,9 +4,10 @@
  * connection open (and, on HTTP/1.1, the socket out of the keep-alive pool) until the server ends it.
  */
 import type { StreamEvent } from './contract.js';
+import type { UpstreamBody } from './upstream-http.js';
 
 export function cancelBodyOnEarlyReturn(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   events: AsyncGenerator<StreamEvent, void, undefined>,
 ): AsyncIterableIterator<StreamEvent> {
   let started = false;

@@ -14,7 +14,8 @@ import { createOpenAICompatibleAdapter } from './openai-compatible/adapter.js';
 import { createSandboxAdapter } from './sandbox/adapter.js';
 import { capabilitiesFor } from './model-capabilities.js';
 import { withTargetParams } from './target-params.js';
-import { capResponseBytes } from './upstream-byte-cap.js';
+import { capReplyBytes } from './upstream-byte-cap.js';
+import { httpOverFetch, type UpstreamHttp } from './upstream-http.js';
 import { boundOutput } from './upstream-output-bound.js';
 
 /** Provider API keys, resolved by the runtime from the environment variables the config names. */
@@ -22,12 +23,12 @@ export type ProviderSecrets = Readonly<Record<string, string | null>>;
 
 const TIERS: Record<Tier, TierAlias> = { fast: 'svc-fast', code: 'svc-code', smart: 'svc-smart' };
 
-/** Every adapter's answers are bounded: in bytes read (its fetch) and in output past its `max_tokens`. */
-function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): ProviderAdapter {
-  return boundOutput(buildProtocolAdapter(name, p, secrets, fetchImpl));
+/** Every adapter's answers are bounded: in bytes read (its transport) and in output past its `max_tokens`. */
+function buildAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, http: UpstreamHttp): ProviderAdapter {
+  return boundOutput(buildProtocolAdapter(name, p, secrets, http));
 }
 
-function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, fetchImpl: typeof fetch): ProviderAdapter {
+function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: ProviderSecrets, http: UpstreamHttp): ProviderAdapter {
   switch (p.type) {
     case 'openai-compatible':
       return createOpenAICompatibleAdapter({
@@ -36,7 +37,7 @@ function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: Provider
         apiKey: secrets[name] ?? null,
         paid: p.paid,
         maxTokensField: p.max_tokens_field,
-        fetch: fetchImpl,
+        http,
         ...(p.headers ? { extraHeaders: p.headers } : {}),
       });
     case 'anthropic':
@@ -46,7 +47,7 @@ function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: Provider
         apiKey: secrets[name] ?? null,
         apiVersion: p.api_version,
         paid: p.paid,
-        fetch: fetchImpl,
+        http,
         ...(p.headers ? { extraHeaders: p.headers } : {}),
       });
     case 'gemini':
@@ -55,7 +56,7 @@ function buildProtocolAdapter(name: string, p: ProviderConfig, secrets: Provider
         baseUrl: p.base_url,
         apiKey: secrets[name] ?? null,
         paid: p.paid,
-        fetch: fetchImpl,
+        http,
         ...(p.headers ? { extraHeaders: p.headers } : {}),
       });
     case 'sandbox':
@@ -98,7 +99,7 @@ export function healthSettingsOf(config: GatewayConfig): HealthSettings {
 export function buildRoutingTable(
   config: GatewayConfig,
   secrets: ProviderSecrets,
-  fetchImpl: typeof fetch = fetch,
+  http: UpstreamHttp = httpOverFetch(fetch),
 ): RoutingTable {
   const settings = healthSettingsOf(config);
   // One breaker per upstream model, whichever tiers route to it: its failures are the same failures.
@@ -113,8 +114,8 @@ export function buildRoutingTable(
     return h;
   };
   const adapters = new Map<string, ProviderAdapter>();
-  const cappedFetch = capResponseBytes(fetchImpl, config.server.max_upstream_response_bytes);
-  for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, cappedFetch));
+  const capped = capReplyBytes(http, config.server.max_upstream_response_bytes);
+  for (const [name, p] of Object.entries(config.providers)) adapters.set(name, buildAdapter(name, p, secrets, capped));
 
   // Test keys use the configured sandbox provider if there is one, else a built-in instant sandbox.
   const free =

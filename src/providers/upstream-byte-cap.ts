@@ -1,11 +1,12 @@
 /**
  * The cap on the bytes read from any upstream answer: a one-piece JSON answer, a stream, an error body.
- * Applied once, to the `fetch` every adapter calls (./registry.ts), so no adapter can forget it and each keeps
- * reading its Response as usual: past the cap the body errors with an UpstreamError, which the adapters'
- * read paths pass through unchanged (`bodyReadFailure`), the source body is cancelled (closing the upstream
+ * Applied once, to the transport every adapter calls (./registry.ts), so no adapter can forget it and each
+ * keeps reading its reply as usual: past the cap the body errors with an UpstreamError, which the adapters'
+ * read paths pass through unchanged (`bodyReadFailure`), the source body is released (closing the upstream
  * connection) and failover treats the attempt like any malformed answer. Memory stays below the cap per call.
  */
 import { UpstreamError } from './contract.js';
+import { bodyText, type UpstreamBody, type UpstreamHttp } from './upstream-http.js';
 
 export function responseTooLarge(maxBytes: number): UpstreamError {
   return new UpstreamError(
@@ -15,47 +16,30 @@ export function responseTooLarge(maxBytes: number): UpstreamError {
 }
 
 /**
- * A body that yields what `source` yields until `maxBytes` have passed, then errors with responseTooLarge
- * and cancels `source`. Cancelling it cancels `source`. Pull-driven with no queue of its own, so nothing is
- * read ahead of the consumer.
+ * A body that yields what `source` yields until `maxBytes` have passed, then throws responseTooLarge and
+ * releases `source`. Cancelling it cancels `source`. Nothing is read ahead of the consumer.
  */
-export function capBody(source: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  let seen = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) {
-          controller.close();
-          return;
-        }
-        seen += value.byteLength;
-        if (seen > maxBytes) {
-          controller.error(responseTooLarge(maxBytes));
-          await reader.cancel().catch(() => {});
-          return;
-        }
-        controller.enqueue(value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
+export function capBody(source: UpstreamBody, maxBytes: number): UpstreamBody {
+  return {
+    cancel: (reason) => source.cancel(reason),
+    async *[Symbol.asyncIterator]() {
+      let seen = 0;
+      // Leaving this loop by any path (the cap, or the consumer stopping) ends the source's iteration too.
+      for await (const chunk of source) {
+        seen += chunk.byteLength;
+        if (seen > maxBytes) throw responseTooLarge(maxBytes);
+        yield chunk;
+      }
     },
-    { highWaterMark: 0 },
-  );
+  };
 }
 
-/** `fetchImpl`, with every response body capped at `maxBytes`. */
-export function capResponseBytes(fetchImpl: typeof fetch, maxBytes: number): typeof fetch {
-  const capped = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await fetchImpl(input, init);
-    if (response.body === null) return response;
-    return new Response(capBody(response.body, maxBytes), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+/** `http`, with every reply's body capped at `maxBytes`. */
+export function capReplyBytes(http: UpstreamHttp, maxBytes: number): UpstreamHttp {
+  return async (url, post) => {
+    const reply = await http(url, post);
+    if (reply.body === null) return reply;
+    const body = capBody(reply.body, maxBytes);
+    return { status: reply.status, ok: reply.ok, headers: reply.headers, body, text: () => bodyText(body) };
   };
-  return capped as typeof fetch;
 }

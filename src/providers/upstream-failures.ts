@@ -4,6 +4,7 @@
  * message text. Provider folders add only the parsing of their own error bodies.
  */
 import { UpstreamError } from './contract.js';
+import { bodyText, type UpstreamHeaders, type UpstreamReply } from './upstream-http.js';
 
 const RETRYABLE_STATUSES = new Set([408, 409, 429]);
 
@@ -107,7 +108,7 @@ export function httpStatusError(status: number, message: string, detail: Partial
  * The wait an upstream asked for in its headers: `retry-after-ms` (OpenAI, milliseconds), then `retry-after`
  * (seconds, or an HTTP date). Null when neither is there or readable.
  */
-export function retryAfterMsOf(headers: Headers | undefined): number | null {
+export function retryAfterMsOf(headers: UpstreamHeaders | undefined): number | null {
   if (headers === undefined) return null;
   const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
@@ -142,22 +143,9 @@ export function parseJson(text: string): unknown {
 /** Error bodies are read only this far: enough for any error envelope, bounded against a hostile upstream. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
-/** Reads at most `limit` characters of a body and cancels the rest. */
-export async function readTextLimited(response: Response, limit: number = ERROR_BODY_LIMIT): Promise<string> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (text.length < limit) {
-      const { done, value } = await reader.read();
-      if (done) return text + decoder.decode();
-      text += decoder.decode(value, { stream: true });
-    }
-    return text.slice(0, limit);
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
+/** Reads at most `limit` characters of a body and releases the rest. */
+export async function readTextLimited(response: UpstreamReply, limit: number = ERROR_BODY_LIMIT): Promise<string> {
+  return bodyText(response.body, limit);
 }
 
 /** undici hides the useful part (ECONNREFUSED, ECONNRESET) in `cause`. */

@@ -2,8 +2,10 @@
  * Bytes -> server-sent events. Line splitting, field parsing and multi-line `data` are eventsource-parser's
  * job; this layer owns the byte-to-text step (a streaming TextDecoder, so a UTF-8 sequence split across two
  * network reads decodes once whole), the end-of-body edge cases, and releasing the body when the consumer stops.
+ * The body is an upstream transport's (../providers/upstream-http.ts): bytes as an async iterable.
  */
 import { createParser } from 'eventsource-parser';
+import type { UpstreamBody } from '../providers/upstream-http.js';
 
 export interface SseEvent {
   /** The `data` field; several `data:` lines of one event are joined with `\n`. */
@@ -37,10 +39,7 @@ const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
 const CR = 13;
 
 /** Iterates the events of an SSE body one by one; see decodeSseBatches. */
-export async function* decodeSse(
-  body: ReadableStream<Uint8Array>,
-  options: SseDecodeOptions = {},
-): AsyncGenerator<SseEvent, void, undefined> {
+export async function* decodeSse(body: UpstreamBody, options: SseDecodeOptions = {}): AsyncGenerator<SseEvent, void, undefined> {
   for await (const batch of decodeSseBatches(body, options)) yield* batch;
 }
 
@@ -48,12 +47,9 @@ export async function* decodeSse(
  * Iterates the events of an SSE body, as the batches that each network read completed (never empty).
  * Consumers on the hot path take them a batch at a time: every step through an async generator costs
  * promises, and an upstream's 18 events usually arrive in one or two reads. Ending the iteration early
- * (break, return, throw) cancels the body, which is what releases an upstream HTTP connection.
+ * (break, return, throw) ends the body's iteration, which is what releases an upstream HTTP connection.
  */
-export async function* decodeSseBatches(
-  body: ReadableStream<Uint8Array>,
-  options: SseDecodeOptions = {},
-): AsyncGenerator<SseEvent[], void, undefined> {
+export async function* decodeSseBatches(body: UpstreamBody, options: SseDecodeOptions = {}): AsyncGenerator<SseEvent[], void, undefined> {
   let pending: SseEvent[] = [];
   let overflow: string | null = null;
   const parser = createParser({
@@ -66,13 +62,16 @@ export async function* decodeSseBatches(
     maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
   });
   const decoder = new TextDecoder();
-  const reader = body.getReader();
   const signal = options.signal;
+  if (signal?.aborted) {
+    await body.cancel(signal.reason).catch(() => {});
+    return;
+  }
+  // Cancelling ends a read that is waiting for bytes; the loop below then stops without error.
   const onAbort = (): void => {
-    reader.cancel(signal?.reason).catch(() => {});
+    body.cancel(signal?.reason).catch(() => {});
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  let bodyDone = false;
   let endsWithCr = false;
 
   const feed = (text: string): void => {
@@ -83,19 +82,20 @@ export async function* decodeSseBatches(
   };
 
   try {
-    if (signal?.aborted) return;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) {
-        bodyDone = true;
-        break;
+    try {
+      // Leaving this loop early (a return, the consumer stopping, an error) ends the body's iteration.
+      for await (const chunk of body) {
+        feed(decoder.decode(chunk, { stream: true }));
+        if (pending.length > 0) {
+          const batch = pending;
+          pending = [];
+          yield batch;
+        }
+        if (signal?.aborted) return;
       }
-      feed(decoder.decode(value, { stream: true }));
-      if (pending.length > 0) {
-        const batch = pending;
-        pending = [];
-        yield batch;
-      }
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof SseDecodeError)) return;
+      throw err;
     }
     if (signal?.aborted) return;
     feed(decoder.decode());
@@ -106,7 +106,5 @@ export async function* decodeSseBatches(
     if (pending.length > 0) yield pending;
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    if (!bodyDone) await reader.cancel().catch(() => {});
-    reader.releaseLock();
   }
 }

@@ -1,16 +1,17 @@
 /**
- * The cap on upstream answer bytes, on the Response the adapters read: text(), a stream reader and
- * cancellation. The end-to-end proof with a real 100 MB upstream is test/e2e/upstream-limits.test.ts.
+ * The cap on upstream answer bytes, on the reply the adapters read: text(), iteration and cancellation. The
+ * end-to-end proof with a real 100 MB upstream is test/e2e/upstream-limits.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/providers/contract.js';
-import { capBody, capResponseBytes } from '../../src/providers/upstream-byte-cap.js';
+import { capBody, capReplyBytes } from '../../src/providers/upstream-byte-cap.js';
+import { bodyText, webBody, type UpstreamBody, type UpstreamReply } from '../../src/providers/upstream-http.js';
 
-/** An endless source of 1000-byte chunks that records how much was pulled and whether it was cancelled. */
-function endless(): { body: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
+/** An endless source of 1000-byte chunks that records how much was pulled and whether it was released. */
+function endless(): { body: UpstreamBody; pulled: () => number; cancelled: () => boolean } {
   let pulled = 0;
   let cancelled = false;
-  const body = new ReadableStream<Uint8Array>(
+  const stream = new ReadableStream<Uint8Array>(
     {
       pull(c) {
         pulled += 1000;
@@ -22,13 +23,13 @@ function endless(): { body: ReadableStream<Uint8Array>; pulled: () => number; ca
     },
     { highWaterMark: 0 },
   );
-  return { body, pulled: () => pulled, cancelled: () => cancelled };
+  return { body: webBody(stream), pulled: () => pulled, cancelled: () => cancelled };
 }
 
 describe('capBody', () => {
-  it('errors text() with an UpstreamError past the cap, cancels the source and reads no further', async () => {
+  it('errors the read with an UpstreamError past the cap, releases the source and reads no further', async () => {
     const src = endless();
-    const err: unknown = await new Response(capBody(src.body, 5_000)).text().catch((e: unknown) => e);
+    const err: unknown = await bodyText(capBody(src.body, 5_000)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).kind).toBe('protocol');
     expect((err as UpstreamError).retryable).toBe(true);
@@ -39,38 +40,55 @@ describe('capBody', () => {
 
   it('passes a body at the cap through whole', async () => {
     const bytes = new Uint8Array(5_000).fill(66);
-    const text = await new Response(capBody(new Response(bytes).body as ReadableStream<Uint8Array>, 5_000)).text();
+    const text = await bodyText(capBody(webBody(new Response(bytes).body as ReadableStream<Uint8Array>), 5_000));
     expect(text).toBe('B'.repeat(5_000));
   });
 
-  it('cancelling the capped body cancels the source', async () => {
-    const src = endless();
-    const reader = capBody(src.body, 1_000_000).getReader();
-    await reader.read();
-    await reader.cancel();
-    expect(src.cancelled()).toBe(true);
+  it('stopping early, or cancelling the capped body, releases the source', async () => {
+    const first = endless();
+    for await (const chunk of capBody(first.body, 1_000_000)) {
+      expect(chunk.byteLength).toBe(1000);
+      break;
+    }
+    expect(first.cancelled()).toBe(true);
+
+    const second = endless();
+    await capBody(second.body, 1_000_000).cancel();
+    expect(second.cancelled()).toBe(true);
   });
 });
 
-describe('capResponseBytes', () => {
+describe('capReplyBytes', () => {
   it('keeps status and headers and caps the body', async () => {
     const src = endless();
-    const capped = capResponseBytes(
-      async () => new Response(src.body, { status: 503, headers: { 'content-type': 'text/event-stream', 'x-a': 'b' } }),
+    const headers = new Headers({ 'content-type': 'text/event-stream', 'x-a': 'b' });
+    const capped = capReplyBytes(
+      async (): Promise<UpstreamReply> => ({ status: 503, ok: false, headers, body: src.body, text: () => bodyText(src.body) }),
       2_500,
     );
-    const res = await capped('http://upstream.invalid/');
+    const res = await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal });
     expect(res.status).toBe(503);
+    expect(res.ok).toBe(false);
     expect(res.headers.get('x-a')).toBe('b');
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    await reader.read();
-    await reader.read();
-    await expect(reader.read()).rejects.toBeInstanceOf(UpstreamError);
+    const chunks: number[] = [];
+    const read = async (): Promise<void> => {
+      for await (const chunk of res.body as UpstreamBody) chunks.push(chunk.byteLength);
+    };
+    await expect(read()).rejects.toBeInstanceOf(UpstreamError);
+    expect(chunks).toEqual([1000, 1000]);
     expect(src.cancelled()).toBe(true);
   });
 
-  it('leaves a response without a body alone', async () => {
-    const capped = capResponseBytes(async () => new Response(null, { status: 204 }), 10);
-    expect((await capped('http://upstream.invalid/')).body).toBeNull();
+  it('caps text() too', async () => {
+    const src = endless();
+    const capped = capReplyBytes(async () => ({ status: 200, ok: true, headers: new Headers(), body: src.body, text: () => bodyText(src.body) }), 2_500);
+    const res = await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal });
+    await expect(res.text()).rejects.toBeInstanceOf(UpstreamError);
+    expect(src.cancelled()).toBe(true);
+  });
+
+  it('leaves a reply without a body alone', async () => {
+    const capped = capReplyBytes(async () => ({ status: 204, ok: true, headers: new Headers(), body: null, text: async () => '' }), 10);
+    expect((await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal })).body).toBeNull();
   });
 });

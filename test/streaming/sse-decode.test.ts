@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { webBody, type UpstreamBody } from '../../src/providers/upstream-http.js';
 import { SseDecodeError, decodeSse, decodeSseBatches, type SseEvent } from '../../src/streaming/sse-decode.js';
 
 const encoder = new TextEncoder();
@@ -58,7 +60,7 @@ function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
 
 async function collect(body: ReadableStream<Uint8Array>, onComment?: (t: string) => void): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
-  for await (const e of decodeSse(body, onComment ? { onComment } : {})) events.push(e);
+  for await (const e of decodeSse(webBody(body), onComment ? { onComment } : {})) events.push(e);
   return events;
 }
 
@@ -112,7 +114,7 @@ describe('decodeSse', () => {
     const body = streamOf([encoder.encode('data: 1\n\ndata: 2\n\n'), encoder.encode('data: 3\n\n')], () => {
       cancelled = true;
     });
-    for await (const e of decodeSse(body)) {
+    for await (const e of decodeSse(webBody(body))) {
       expect(e.data).toBe('1');
       break;
     }
@@ -131,7 +133,7 @@ describe('decodeSse', () => {
     });
     const controller = new AbortController();
     const seen: string[] = [];
-    for await (const e of decodeSse(body, { signal: controller.signal })) {
+    for await (const e of decodeSse(webBody(body), { signal: controller.signal })) {
       seen.push(e.data);
       setTimeout(() => controller.abort(), 5);
     }
@@ -139,10 +141,45 @@ describe('decodeSse', () => {
     expect(cancelled).toBe(true);
   });
 
+  it('over a Node stream body (the Node transport\'s): stops on the signal without error and destroys the stream', async () => {
+    const source = new PassThrough();
+    source.write(encoder.encode('data: 1\n\n'));
+    const body: UpstreamBody = {
+      [Symbol.asyncIterator]: () => source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
+      cancel: async () => {
+        source.destroy();
+      },
+    };
+    const controller = new AbortController();
+    const seen: string[] = [];
+    for await (const e of decodeSse(body, { signal: controller.signal })) {
+      seen.push(e.data);
+      setTimeout(() => controller.abort(), 5);
+    }
+    expect(seen).toEqual(['1']);
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('over a Node stream body: stopping early destroys the stream', async () => {
+    const source = new PassThrough();
+    source.write(encoder.encode('data: 1\n\ndata: 2\n\n'));
+    const body: UpstreamBody = {
+      [Symbol.asyncIterator]: () => source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
+      cancel: async () => {
+        source.destroy();
+      },
+    };
+    for await (const e of decodeSse(body)) {
+      expect(e.data).toBe('1');
+      break;
+    }
+    expect(source.destroyed).toBe(true);
+  });
+
   it('refuses an event larger than maxBufferSize', async () => {
     const big = streamOf([encoder.encode('data: ' + 'x'.repeat(200)), encoder.encode('x'.repeat(200))]);
     const iterate = async (): Promise<void> => {
-      for await (const e of decodeSse(big, { maxBufferSize: 100 })) void e;
+      for await (const e of decodeSse(webBody(big), { maxBufferSize: 100 })) void e;
     };
     await expect(iterate()).rejects.toBeInstanceOf(SseDecodeError);
   });
@@ -156,11 +193,11 @@ describe('decodeSseBatches', () => {
     const keepalive = SAMPLE.indexOf('keepalive');
     const cuts = [encoder.encode(SAMPLE.slice(0, second)).length, encoder.encode(SAMPLE.slice(0, keepalive)).length];
     const batches: SseEvent[][] = [];
-    for await (const batch of decodeSseBatches(streamOf(splitAt(bytes, cuts)))) batches.push(batch);
+    for await (const batch of decodeSseBatches(webBody(streamOf(splitAt(bytes, cuts))))) batches.push(batch);
     expect(batches).toEqual([EXPECTED.slice(0, 1), EXPECTED.slice(1, 2), EXPECTED.slice(2)]);
 
     const whole: SseEvent[][] = [];
-    for await (const batch of decodeSseBatches(streamOf([bytes]))) whole.push(batch);
+    for await (const batch of decodeSseBatches(webBody(streamOf([bytes])))) whole.push(batch);
     expect(whole).toEqual([EXPECTED]);
   });
 });

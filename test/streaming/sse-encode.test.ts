@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSse } from '../../src/streaming/sse-decode.js';
 import { encodeSseComment, encodeSseData, encodeSseDone, encodeSseJson } from '../../src/streaming/sse-encode.js';
+import { webBody } from '../../src/providers/upstream-http.js';
 
 const decoder = new TextDecoder();
 const text = (bytes: Uint8Array): string => decoder.decode(bytes);
@@ -31,7 +32,7 @@ describe('SSE encode', () => {
       },
     });
     const data: string[] = [];
-    for await (const e of decodeSse(body)) data.push(e.data);
+    for await (const e of decodeSse(webBody(body))) data.push(e.data);
     expect(data).toEqual(['{"n":1,"s":"é👋"}', 'line 1\nline 2\nline 3', '[DONE]']);
   });
 });

@@ -15,6 +15,7 @@ import { PrefillEcho, planPrefill } from './prefill.js';
 import { buildMessagesBody, type AnthropicApiVersion } from './request-body.js';
 import { parseMessage } from './response-parse.js';
 import { cancellableEvents } from './stream-events.js';
+import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
 
 export type { AnthropicApiVersion } from './request-body.js';
 
@@ -29,20 +30,21 @@ export interface AnthropicOptions {
   apiKey: string | null;
   apiVersion: AnthropicApiVersion;
   paid: boolean;
-  fetch?: typeof fetch;
+  /** The transport; the platform's fetch when none is given (../upstream-http.ts). */
+  http?: UpstreamHttp;
   /** E.g. `anthropic-beta`; the adapter's own headers win over these. */
   extraHeaders?: Record<string, string>;
 }
 
 /** How the call's request was sent: with the continuation's echo to trim when it went as a prefill. */
 interface Sent {
-  response: Response;
+  response: UpstreamReply;
   echo: PrefillEcho | null;
 }
 
 export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapter {
   const url = options.baseUrl.replace(/\/+$/, '') + '/messages';
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? httpOverFetch(fetch);
   /**
    * Models seen refusing a prefill. Claude 4.6 and later answer a trailing assistant turn with a 400; their
    * continuations go as an instruction instead (../continuation.ts), and after the first refusal straight away.
@@ -63,15 +65,15 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
     return h;
   }
 
-  async function send(call: UpstreamCall, stream: boolean, body: Record<string, unknown>): Promise<Response> {
+  async function send(call: UpstreamCall, stream: boolean, body: Record<string, unknown>): Promise<UpstreamReply> {
     try {
-      return await doFetch(url, { method: 'POST', headers: headers(stream), body: JSON.stringify(body), signal: call.signal });
+      return await http(url, { headers: headers(stream), body: JSON.stringify(body), signal: call.signal });
     } catch (err) {
       throw fetchFailure(err, call.signal);
     }
   }
 
-  async function errorText(response: Response, signal: AbortSignal): Promise<string> {
+  async function errorText(response: UpstreamReply, signal: AbortSignal): Promise<string> {
     return readTextLimited(response).catch((err: unknown) => {
       throw bodyReadFailure(err, signal);
     });

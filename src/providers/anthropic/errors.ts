@@ -14,6 +14,7 @@ import {
   upstreamHttpError,
   type UpstreamErrorDetail,
 } from '../upstream-failures.js';
+import type { UpstreamHeaders } from '../upstream-http.js';
 
 /**
  * The HTTP status each documented error type stands for (API reference, "Errors"). A stream that already
@@ -50,7 +51,7 @@ export function parseErrorBody(payload: unknown): AnthropicErrorBody | null {
 }
 
 /** A non-2xx status; the body is the (possibly truncated) text the upstream sent; `retry-after` rides in the headers. */
-export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
+export function statusError(status: number, bodyText: string, headers?: UpstreamHeaders): UpstreamError {
   const body = parseErrorBody(parseJson(bodyText));
   const described = body ? describe(body) : null;
   const detail = detailOf(status, body);

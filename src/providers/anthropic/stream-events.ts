@@ -15,10 +15,11 @@ import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstr
 import { payloadError } from './errors.js';
 import type { PrefillEcho } from './prefill.js';
 import { finishReasonOf, tokensOf } from './response-parse.js';
+import type { UpstreamBody } from '../upstream-http.js';
 
 /** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */
 export async function* readMessageStream(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
   echo: PrefillEcho | null,
 ): AsyncGenerator<StreamEvent, void, undefined> {
@@ -200,7 +201,7 @@ function withoutNulls(record: Record<string, unknown>): Record<string, unknown> 
 
 /** The events of a Messages stream body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
   echo: PrefillEcho | null,
 ): AsyncIterableIterator<StreamEvent> {

@@ -8,6 +8,7 @@ import { statusError } from './errors.js';
 import { buildGeminiBody } from './request-body.js';
 import { parseCompletion } from './response-parse.js';
 import { answerEvents, cancellableEvents } from './stream-events.js';
+import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
 
 export interface GeminiOptions {
   name: string;
@@ -16,15 +17,16 @@ export interface GeminiOptions {
   /** Sent as `x-goog-api-key`, never as `?key=`, so it cannot end up in URL logs; null for keyless proxies. */
   apiKey: string | null;
   paid: boolean;
-  fetch?: typeof fetch;
+  /** The transport; the platform's fetch when none is given (../upstream-http.ts). */
+  http?: UpstreamHttp;
   extraHeaders?: Record<string, string>;
 }
 
 export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? httpOverFetch(fetch);
 
-  async function post(call: UpstreamCall, stream: boolean): Promise<Response> {
+  async function post(call: UpstreamCall, stream: boolean): Promise<UpstreamReply> {
     const body = buildGeminiBody(call);
     const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
     const headers: Record<string, string> = {
@@ -33,11 +35,9 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
       accept: stream ? 'text/event-stream' : 'application/json',
     };
     if (options.apiKey !== null) headers['x-goog-api-key'] = options.apiKey;
-    let response: Response;
+    let response: UpstreamReply;
     try {
-      response = await doFetch(`${base}/${modelPath(call.model)}:${method}`, {
-        method: 'POST',
-        headers,
+      response = await http(`${base}/${modelPath(call.model)}:${method}`, { headers,
         body: JSON.stringify(body),
         signal: call.signal,
       });
@@ -53,7 +53,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
     return response;
   }
 
-  async function readJson(response: Response, signal: AbortSignal): Promise<unknown> {
+  async function readJson(response: UpstreamReply, signal: AbortSignal): Promise<unknown> {
     let text: string;
     try {
       text = await response.text();

@@ -6,13 +6,15 @@ import { validVectors, type EmbeddingAdapter, type EmbeddingCall, type Embedding
 import { bodyReadFailure, fetchFailure, isRecord, parseJson, protocolError, readTextLimited } from '../upstream-failures.js';
 import { modelPath } from './adapter.js';
 import { statusError } from './errors.js';
+import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
 
 export interface GeminiEmbeddingOptions {
   name: string;
   baseUrl: string;
   apiKey: string | null;
   paid: boolean;
-  fetch?: typeof fetch;
+  /** The transport; the platform's fetch when none is given (../upstream-http.ts). */
+  http?: UpstreamHttp;
   extraHeaders?: Record<string, string>;
 }
 
@@ -22,7 +24,7 @@ const GEMINI_BATCH = 100;
 
 export function createGeminiEmbeddingAdapter(options: GeminiEmbeddingOptions): EmbeddingAdapter {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? httpOverFetch(fetch);
 
   async function batch(call: EmbeddingCall, inputs: readonly string[]): Promise<number[][]> {
     const model = modelPath(call.model);
@@ -35,9 +37,9 @@ export function createGeminiEmbeddingAdapter(options: GeminiEmbeddingOptions): E
     };
     const headers: Record<string, string> = { ...options.extraHeaders, 'content-type': 'application/json', accept: 'application/json' };
     if (options.apiKey !== null) headers['x-goog-api-key'] = options.apiKey;
-    let response: Response;
+    let response: UpstreamReply;
     try {
-      response = await doFetch(`${base}/${model}:batchEmbedContents`, { method: 'POST', headers, body: JSON.stringify(body), signal: call.signal });
+      response = await http(`${base}/${model}:batchEmbedContents`, { headers, body: JSON.stringify(body), signal: call.signal });
     } catch (err) {
       throw fetchFailure(err, call.signal);
     }

@@ -15,6 +15,7 @@ import {
   upstreamHttpError,
   type UpstreamErrorDetail,
 } from '../upstream-failures.js';
+import type { UpstreamHeaders } from '../upstream-http.js';
 
 /**
  * google.rpc.Code names -> the HTTP status Google maps them to, for an in-stream error whose numeric `code`
@@ -43,7 +44,7 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
  * A non-2xx status; the body is the (possibly truncated) error text the upstream sent. Gemini says how long to
  * wait in the body (a google.rpc.RetryInfo detail), rarely in a `retry-after` header; either is kept.
  */
-export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
+export function statusError(status: number, bodyText: string, headers?: UpstreamHeaders): UpstreamError {
   const envelope = errorEnvelope(parseJson(bodyText));
   const message = envelope ? describe(envelope) : bodyText.trim().slice(0, 300) || `HTTP ${status}`;
   const detail = envelope ? detailOf(status, envelope) : {};

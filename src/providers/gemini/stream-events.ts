@@ -11,10 +11,11 @@ import { SseDecodeError, decodeSseBatches } from '../../streaming/sse-decode.js'
 import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, protocolError } from '../upstream-failures.js';
 import { readChunk, responseKey, toFinishReason, toToolCall } from './chunk-reading.js';
+import type { UpstreamBody } from '../upstream-http.js';
 
 /** The events of a stream body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
 ): AsyncIterableIterator<StreamEvent> {
   return cancelBodyOnEarlyReturn(body, answerEvents(sseChunks(body, signal), signal));
@@ -45,7 +46,7 @@ export async function* answerEvents(
 }
 
 async function* sseChunks(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
 ): AsyncGenerator<unknown, void, undefined> {
   try {

@@ -11,6 +11,7 @@ import { cancellableEvents } from './event-stream.js';
 import { bodyReadFailure, fetchFailure, protocolError, readTextLimited } from '../upstream-failures.js';
 import { statusError } from './upstream-errors.js';
 import { parseCompletion } from './wire-parse.js';
+import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
 
 export interface OpenAICompatibleOptions {
   name: string;
@@ -21,15 +22,16 @@ export interface OpenAICompatibleOptions {
   paid: boolean;
   /** The operator's choice; unset: by model family (defaultMaxTokensField). */
   maxTokensField?: MaxTokensField | undefined;
-  fetch?: typeof fetch;
+  /** The transport; the platform's fetch when none is given (../upstream-http.ts). */
+  http?: UpstreamHttp;
   extraHeaders?: Record<string, string>;
 }
 
 export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions): ProviderAdapter {
   const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? httpOverFetch(fetch);
 
-  async function post(call: UpstreamCall, stream: boolean): Promise<Response> {
+  async function post(call: UpstreamCall, stream: boolean): Promise<UpstreamReply> {
     // The chat-completions protocol has no prefill: a continuation is asked for in words.
     const request = call.continuation
       ? { ...call.request, messages: continuationMessages(call.request.messages, call.continuation.partial) }
@@ -42,9 +44,9 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
       accept: stream ? 'text/event-stream' : 'application/json',
     };
     if (options.apiKey !== null) headers.authorization = `Bearer ${options.apiKey}`;
-    let response: Response;
+    let response: UpstreamReply;
     try {
-      response = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.signal });
+      response = await http(url, { headers, body: JSON.stringify(body), signal: call.signal });
     } catch (err) {
       throw fetchFailure(err, call.signal);
     }
@@ -57,7 +59,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
     return response;
   }
 
-  async function readCompletion(response: Response, signal: AbortSignal): Promise<UpstreamCompletion> {
+  async function readCompletion(response: UpstreamReply, signal: AbortSignal): Promise<UpstreamCompletion> {
     let text: string;
     try {
       text = await response.text();

@@ -6,13 +6,15 @@
 import { validVectors, type EmbeddingAdapter, type EmbeddingCall, type EmbeddingResult } from '../../embeddings/contract.js';
 import { bodyReadFailure, fetchFailure, isRecord, parseJson, protocolError, readTextLimited } from '../upstream-failures.js';
 import { statusError } from './upstream-errors.js';
+import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
 
 export interface OpenAICompatibleEmbeddingOptions {
   name: string;
   baseUrl: string;
   apiKey: string | null;
   paid: boolean;
-  fetch?: typeof fetch;
+  /** The transport; the platform's fetch when none is given (../upstream-http.ts). */
+  http?: UpstreamHttp;
   extraHeaders?: Record<string, string>;
 }
 
@@ -21,7 +23,7 @@ const ANSWER_LIMIT = 256 * 1024 * 1024;
 
 export function createOpenAICompatibleEmbeddingAdapter(options: OpenAICompatibleEmbeddingOptions): EmbeddingAdapter {
   const url = options.baseUrl.replace(/\/+$/, '') + '/embeddings';
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? httpOverFetch(fetch);
   return {
     name: options.name,
     paid: options.paid,
@@ -31,9 +33,9 @@ export function createOpenAICompatibleEmbeddingAdapter(options: OpenAICompatible
       if (call.user !== null) body.user = call.user;
       const headers: Record<string, string> = { ...options.extraHeaders, 'content-type': 'application/json', accept: 'application/json' };
       if (options.apiKey !== null) headers.authorization = `Bearer ${options.apiKey}`;
-      let response: Response;
+      let response: UpstreamReply;
       try {
-        response = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.signal });
+        response = await http(url, { headers, body: JSON.stringify(body), signal: call.signal });
       } catch (err) {
         throw fetchFailure(err, call.signal);
       }

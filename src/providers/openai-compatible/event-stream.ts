@@ -9,10 +9,11 @@ import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
 import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
+import type { UpstreamBody } from '../upstream-http.js';
 
 /** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */
 export async function* readChatStream(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   let finished = false;
@@ -49,7 +50,7 @@ function parseChunk(data: string): unknown {
 
 /** The events of an SSE body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBody,
   signal: AbortSignal,
 ): AsyncIterableIterator<StreamEvent> {
   return cancelBodyOnEarlyReturn(body, readChatStream(body, signal));

@@ -15,12 +15,13 @@ import {
   upstreamHttpError,
   type UpstreamErrorDetail,
 } from '../upstream-failures.js';
+import type { UpstreamHeaders } from '../upstream-http.js';
 
 /** OpenAI's codes for a parameter or value the model does not take (`max_tokens` on o1, `temperature` on o3 ...). */
 const UNSUPPORTED_CODES = new Set(['unsupported_parameter', 'unsupported_value']);
 
 /** A non-2xx status; the body is the (possibly truncated) error text the upstream sent. */
-export function statusError(status: number, bodyText: string, headers?: Headers): UpstreamError {
+export function statusError(status: number, bodyText: string, headers?: UpstreamHeaders): UpstreamError {
   const payload = parseJson(bodyText);
   const message = envelopeMessage(payload) ?? (bodyText.trim().slice(0, 300) || `HTTP ${status}`);
   return httpStatusError(status, message, { ...detailOf(status, payload, message), retryAfterMs: retryAfterMsOf(headers) });

@@ -23,7 +23,7 @@ import { createNodeUpstreamClient } from './upstream-client.js';
 import { instrumentLedger } from '../../observability/instrumented-ledger.js';
 import type { TargetHealth } from '../../routing/health.js';
 import { prometheusTelemetry } from './prometheus-telemetry.js';
-import { propagatingFetch, type NodeTracing } from './tracing.js';
+import { propagatingHttp, type NodeTracing } from './tracing.js';
 import type { Store } from '../../store/types.js';
 import { describeDatabase, openStore } from './open-store.js';
 import { connectRateLimitRedis } from './redis-client.js';
@@ -96,7 +96,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const upstream = createNodeUpstreamClient();
   const tracing = opts.tracing ?? null;
   // With tracing on, every upstream call carries the attempt span's `traceparent`.
-  const upstreamFetch = tracing === null ? upstream.fetch : propagatingFetch(upstream.fetch);
+  const upstreamHttp = tracing === null ? upstream.http : propagatingHttp(upstream.http);
   let health: ReadonlyMap<string, TargetHealth> = new Map();
   const telemetry = prometheusTelemetry({ health: () => health, tracing });
   const completions = new CompletionRegistry();
@@ -111,13 +111,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           fallback: new InProcessRateLimiter(clock),
           onFallback: (policy) => telemetry.rateLimiterFallback(policy),
         });
-  const routing = buildRoutingTable(opts.config, opts.secrets, upstreamFetch);
+  const routing = buildRoutingTable(opts.config, opts.secrets, upstreamHttp);
   health = routing.health;
   const deps: AppDeps = {
     store: { ...store, ledger: instrumentLedger(store.ledger, telemetry.ledgerCall) },
     clock,
     routing,
-    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, upstreamFetch),
+    embeddings: buildEmbeddingRoutes(opts.config, opts.secrets, upstreamHttp),
     telemetry,
     metrics: telemetry.exposition,
     metricsToken: opts.metricsToken ?? null,

@@ -12,6 +12,7 @@ import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Tracing } from '../../observability/telemetry.js';
+import type { UpstreamHttp } from '../../providers/upstream-http.js';
 
 export interface NodeTracing extends Tracing {
   /** Flushes the spans still batched, then stops exporting. */
@@ -44,11 +45,11 @@ export function startTracing(options: { recordContent: boolean; serviceName?: st
   };
 }
 
-/** A fetch that sends the active span's `traceparent` to the upstream (tracing on only). */
-export function propagatingFetch(inner: typeof fetch): typeof fetch {
-  return (input, init) => {
-    const headers = new Headers(init?.headers);
-    propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
-    return inner(input, { ...init, headers });
+/** A transport that sends the active span's `traceparent` to the upstream (tracing on only). */
+export function propagatingHttp(inner: UpstreamHttp): UpstreamHttp {
+  return (url, post) => {
+    const headers: Record<string, string> = { ...post.headers };
+    propagation.inject(context.active(), headers);
+    return inner(url, { ...post, headers });
   };
 }

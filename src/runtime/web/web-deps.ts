@@ -13,6 +13,7 @@ import { providerSecrets } from '../../config/provider-secrets.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
 import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable } from '../../providers/registry.js';
+import { httpOverFetch } from '../../providers/upstream-http.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import type { Store } from '../../store/types.js';
 
@@ -63,8 +64,8 @@ export function webDeps(
   }
   return {
     clock: systemClock,
-    routing: buildRoutingTable(config, secrets, fetch),
-    embeddings: buildEmbeddingRoutes(config, secrets, fetch),
+    routing: buildRoutingTable(config, secrets, httpOverFetch(fetch)),
+    embeddings: buildEmbeddingRoutes(config, secrets, httpOverFetch(fetch)),
     logger,
     adminToken: token,
     limits: limitsFromConfig(config),
