@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // CPU per upstream call of the gateway's two upstream clients, on the same loopback upstream in one run:
 // the platform's fetch (what the adapters get on edge runtimes, and got on Node before) and the Node
-// runtime's client (undici's request behind a fetch signature, src/runtime/node/upstream-client.ts).
+// runtime's transport (undici's request, the body as undici's own stream, src/runtime/node/upstream-client.ts).
 // Each call is consumed the way the adapters consume it: res.text() for a JSON answer, the body's reader
 // to the end for a stream. The client process is pinned to core 0, the upstream to core 1.
 // Run: npm run build && node bench/upstream-client.mjs [--calls N] [--concurrency C]
@@ -32,9 +32,17 @@ if (values.child) {
   });
   const headers = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
   const client = values.child === 'node-client' ? createNodeUpstreamClient() : null;
-  const doFetch = client ? client.fetch : fetch;
   async function one() {
-    const res = await doFetch(url, { method: 'POST', headers, body, signal: new AbortController().signal });
+    if (client !== null) {
+      // What the adapters do with the Node transport's reply.
+      const res = await client.http(url, { headers, body, signal: new AbortController().signal });
+      if (!stream) return (await res.text()).length;
+      const decoder = new TextDecoder();
+      let n = 0;
+      for await (const chunk of res.body) n += decoder.decode(chunk, { stream: true }).length;
+      return n;
+    }
+    const res = await fetch(url, { method: 'POST', headers, body, signal: new AbortController().signal });
     if (!stream) return (await res.text()).length;
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
