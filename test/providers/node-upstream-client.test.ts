@@ -39,6 +39,21 @@ beforeAll(async () => {
           });
           return;
         }
+        case '/short-sse':
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'x-port': String(req.socket.remotePort) });
+          res.end('data: a\n\ndata: [DONE]\n\n');
+          return;
+        case '/many': {
+          // 200 numbered lines, each its own write, to be read slowly (the client pauses and resumes).
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          let i = 0;
+          const more = (): void => {
+            while (i < 200) if (!res.write(`${i++}\n`)) return void res.once('drain', more);
+            res.end();
+          };
+          more();
+          return;
+        }
         case '/silent':
           // Never answers: only the caller's signal ends the call.
           return;
@@ -163,6 +178,44 @@ describe('the Node upstream transport (undici request)', () => {
         return 'ended';
       })()).rejects.toThrow();
       await waitFor(() => closedStreams.length > before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stopping at the end of a finished answer keeps the connection for the next call', async () => {
+    const client = createNodeUpstreamClient();
+    try {
+      const ports: (string | null)[] = [];
+      for (let call = 0; call < 3; call++) {
+        const res = await client.http(`${base}/short-sse`, post());
+        ports.push(res.headers.get('x-port'));
+        let text = '';
+        for await (const chunk of res.body!) {
+          text += new TextDecoder().decode(chunk);
+          if (text.includes('[DONE]')) break;
+        }
+        expect(text).toContain('data: a');
+        // The pool takes a connection back a moment after its answer completed.
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(new Set(ports).size).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a slow reader gets every chunk in order', async () => {
+    const client = createNodeUpstreamClient();
+    try {
+      const res = await client.http(`${base}/many`, post());
+      let text = '';
+      let reads = 0;
+      for await (const chunk of res.body!) {
+        text += new TextDecoder().decode(chunk);
+        if (++reads % 10 === 0) await new Promise((r) => setTimeout(r, 1));
+      }
+      expect(text.trim().split('\n').map(Number)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     } finally {
       await client.close();
     }
