@@ -2,7 +2,7 @@
  * Censors fields that could hold a secret, by name, at the top of a log line's fields and one level down
  * (what pino's `redact` paths `k` and `*.k` did). Written here rather than taken from pino's `redact`
  * option: pino 10's redactor parses every path on every call and copies the fields, about 44 KB of
- * garbage per request on the access line alone (bench/profile heap sampling, docs/performance.md),
+ * garbage per request on the access line alone (heap sampling under load, docs/performance.md),
  * while the code logs key ids, never keys, so nearly every line has nothing to censor. A line that does is
  * copied, never changed in place: the caller's objects stay as they were.
  */
