@@ -48,6 +48,16 @@ function streamOf(chunks: Uint8Array[], onCancel?: () => void): ReadableStream<U
   });
 }
 
+/** A Node stream as an upstream body, as the Node transport hands undici's over. */
+function nodeBody(source: PassThrough): UpstreamBody {
+  return {
+    [Symbol.asyncIterator]: () => source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
+    cancel: async () => {
+      source.destroy();
+    },
+  };
+}
+
 function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
   const out: Uint8Array[] = [];
   let from = 0;
@@ -144,12 +154,7 @@ describe('decodeSse', () => {
   it('over a Node stream body (the Node transport\'s): stops on the signal without error and destroys the stream', async () => {
     const source = new PassThrough();
     source.write(encoder.encode('data: 1\n\n'));
-    const body: UpstreamBody = {
-      [Symbol.asyncIterator]: () => source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
-      cancel: async () => {
-        source.destroy();
-      },
-    };
+    const body = nodeBody(source);
     const controller = new AbortController();
     const seen: string[] = [];
     for await (const e of decodeSse(body, { signal: controller.signal })) {
@@ -163,12 +168,7 @@ describe('decodeSse', () => {
   it('over a Node stream body: stopping early destroys the stream', async () => {
     const source = new PassThrough();
     source.write(encoder.encode('data: 1\n\ndata: 2\n\n'));
-    const body: UpstreamBody = {
-      [Symbol.asyncIterator]: () => source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>,
-      cancel: async () => {
-        source.destroy();
-      },
-    };
+    const body = nodeBody(source);
     for await (const e of decodeSse(body)) {
       expect(e.data).toBe('1');
       break;

@@ -37,10 +37,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
     if (options.apiKey !== null) headers['x-goog-api-key'] = options.apiKey;
     let response: UpstreamReply;
     try {
-      response = await http(`${base}/${modelPath(call.model)}:${method}`, { headers,
-        body: JSON.stringify(body),
-        signal: call.signal,
-      });
+      response = await http(`${base}/${modelPath(call.model)}:${method}`, { headers, body: JSON.stringify(body), signal: call.signal });
     } catch (err) {
       throw fetchFailure(err, call.signal);
     }
