@@ -17,19 +17,37 @@ export function responseTooLarge(maxBytes: number): UpstreamError {
 
 /**
  * A body that yields what `source` yields until `maxBytes` have passed, then throws responseTooLarge and
- * releases `source`. Cancelling it cancels `source`. Nothing is read ahead of the consumer.
+ * releases `source`. Cancelling it cancels `source`. Nothing is read ahead of the consumer. An iterator
+ * object rather than an async generator: one promise per network read, not a generator's queue and two.
  */
 export function capBody(source: UpstreamBody, maxBytes: number): UpstreamBody {
   return {
     cancel: (reason) => source.cancel(reason),
-    async *[Symbol.asyncIterator]() {
+    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+      const inner = source[Symbol.asyncIterator]();
       let seen = 0;
-      // Leaving this loop by any path (the cap, or the consumer stopping) ends the source's iteration too.
-      for await (const chunk of source) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) throw responseTooLarge(maxBytes);
-        yield chunk;
-      }
+      const release = async (): Promise<void> => {
+        await inner.return?.();
+      };
+      return {
+        next: () =>
+          inner.next().then((result) => {
+            if (result.done !== true) {
+              seen += result.value.byteLength;
+              if (seen > maxBytes) {
+                return release().then(
+                  () => Promise.reject(responseTooLarge(maxBytes)),
+                  () => Promise.reject(responseTooLarge(maxBytes)),
+                );
+              }
+            }
+            return result;
+          }),
+        return: async () => {
+          await release();
+          return { done: true, value: undefined };
+        },
+      };
     },
   };
 }
