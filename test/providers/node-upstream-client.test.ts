@@ -221,6 +221,32 @@ describe('the Node upstream transport (undici request)', () => {
     }
   });
 
+  it('cancel() before any read neither crashes the process nor leaves a later read waiting', async () => {
+    const client = createNodeUpstreamClient();
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown): void => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const res = await client.http(`${base}/endless`, post());
+      await res.body!.cancel();
+      // undici reports the destroy a turn later; the stream's events are gone by the time a read starts.
+      await new Promise((r) => setTimeout(r, 20));
+      const read = (async () => {
+        for await (const chunk of res.body!) void chunk;
+        return 'ended';
+      })();
+      const outcome = await Promise.race([
+        read.then((v) => v, () => 'rejected'),
+        new Promise((r) => setTimeout(() => r('still waiting'), 1000)),
+      ]);
+      expect(outcome).toBe('rejected');
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await client.close();
+    }
+  });
+
   it('rejects when the upstream is not listening', async () => {
     const client = createNodeUpstreamClient();
     const spare = http.createServer();

@@ -21,6 +21,8 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 type RawHeaders = Record<string, string | string[] | undefined>;
 
+const ignore = (): void => {};
+
 /** undici's header record (names lower-cased) read as `Headers.get` reads: repeated values joined by ", ". */
 function headersOf(raw: RawHeaders): UpstreamHeaders {
   return {
@@ -32,8 +34,8 @@ function headersOf(raw: RawHeaders): UpstreamHeaders {
   };
 }
 
-/** Chunks buffered ahead of the reader before the socket is paused. */
-const READ_AHEAD_CHUNKS = 16;
+/** Bytes buffered ahead of the reader before the socket is paused (undici buffers up to 64 KiB more). */
+const READ_AHEAD_BYTES = 64 * 1024;
 
 /**
  * undici's body stream read chunk by chunk. Not the stream's own async iterator: that one destroys the
@@ -44,11 +46,17 @@ const READ_AHEAD_CHUNKS = 16;
  */
 class NodeBodyIterator implements AsyncIterator<Uint8Array> {
   private readonly queue: Uint8Array[] = [];
+  private queuedBytes = 0;
   private ended = false;
   private failure: Error | null = null;
   private waiter: { resolve: (result: IteratorResult<Uint8Array>) => void; reject: (error: Error) => void } | null = null;
 
   constructor(private readonly source: Readable) {
+    // The stream may have ended or died before the first read (a reset, a cancel): its events are gone, so
+    // its state says what a read must answer, or the read would wait for ever.
+    if (source.errored !== null) this.failure = source.errored;
+    else if (source.readableEnded) this.ended = true;
+    else if (source.destroyed) this.failure = new Error('the upstream body closed before its end');
     source.on('data', (chunk: Uint8Array) => {
       const waiter = this.waiter;
       if (waiter !== null) {
@@ -57,7 +65,8 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
         return;
       }
       this.queue.push(chunk);
-      if (this.queue.length >= READ_AHEAD_CHUNKS) source.pause();
+      this.queuedBytes += chunk.byteLength;
+      if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
     });
     source.on('end', () => {
       this.ended = true;
@@ -78,7 +87,8 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
   next(): Promise<IteratorResult<Uint8Array>> {
     const chunk = this.queue.shift();
     if (chunk !== undefined) {
-      if (this.source.isPaused() && this.queue.length < READ_AHEAD_CHUNKS / 2) this.source.resume();
+      this.queuedBytes -= chunk.byteLength;
+      if (this.source.isPaused() && this.queuedBytes < READ_AHEAD_BYTES / 2) this.source.resume();
       return Promise.resolve({ done: false, value: chunk });
     }
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -90,6 +100,7 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
 
   return(): Promise<IteratorResult<Uint8Array>> {
     this.queue.length = 0;
+    this.queuedBytes = 0;
     if (!this.ended && !this.source.destroyed) this.source.destroy();
     return Promise.resolve({ done: true, value: undefined });
   }
@@ -132,6 +143,9 @@ export function createNodeUpstreamClient(options: NodeUpstreamClientOptions = {}
       return { status, ok, headers, body: null, text: () => Promise.resolve('') };
     }
     const source = answer.body;
+    // Destroying the body before anyone reads it (cancel() first) makes undici emit its abort as 'error';
+    // with no reader yet to hear it, that would be an uncaught exception.
+    source.on('error', ignore);
     const body: UpstreamBody = {
       [Symbol.asyncIterator]: () => new NodeBodyIterator(source),
       cancel: async (reason) => {
