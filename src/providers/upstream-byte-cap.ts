@@ -26,25 +26,19 @@ export function capBody(source: UpstreamBody, maxBytes: number): UpstreamBody {
     [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
       const inner = source[Symbol.asyncIterator]();
       let seen = 0;
-      const release = async (): Promise<void> => {
-        await inner.return?.();
+      const tooLarge = async (): Promise<never> => {
+        await inner.return?.().catch(() => {});
+        throw responseTooLarge(maxBytes);
       };
       return {
         next: () =>
           inner.next().then((result) => {
-            if (result.done !== true) {
-              seen += result.value.byteLength;
-              if (seen > maxBytes) {
-                return release().then(
-                  () => Promise.reject(responseTooLarge(maxBytes)),
-                  () => Promise.reject(responseTooLarge(maxBytes)),
-                );
-              }
-            }
-            return result;
+            if (result.done === true) return result;
+            seen += result.value.byteLength;
+            return seen > maxBytes ? tooLarge() : result;
           }),
         return: async () => {
-          await release();
+          await inner.return?.();
           return { done: true, value: undefined };
         },
       };

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodeUpstreamClient } from '../../src/runtime/node/upstream-client.js';
+import { createNodeUpstreamClient, type NodeUpstreamClient } from '../../src/runtime/node/upstream-client.js';
 
 /** A real upstream whose behaviour each test picks by path. */
 let server: http.Server;
@@ -72,6 +72,16 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
+/** Runs `fn` with a fresh transport, closed afterwards whatever happens. */
+async function withClient(fn: (client: NodeUpstreamClient) => Promise<void>): Promise<void> {
+  const client = createNodeUpstreamClient();
+  try {
+    await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
 function post(signal: AbortSignal = new AbortController().signal): { headers: Record<string, string>; body: string; signal: AbortSignal } {
   return { headers: { 'content-type': 'application/json' }, body: '{}', signal };
 }
@@ -85,9 +95,8 @@ async function waitFor(check: () => boolean, ms = 2000): Promise<void> {
 }
 
 describe('the Node upstream transport (undici request)', () => {
-  it('sends the method, headers and body, and answers with status, headers and the body', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('sends the method, headers and body, and answers with status, headers and the body', () =>
+    withClient(async (client) => {
       const res = await client.http(`${base}/json`, {
         headers: { 'content-type': 'application/json', authorization: 'Bearer k' },
         body: '{"q":1}',
@@ -104,37 +113,25 @@ describe('the Node upstream transport (undici request)', () => {
       expect(last?.headers.authorization).toBe('Bearer k');
       expect(last?.headers['content-length']).toBe('7');
       expect(last?.body).toBe('{"q":1}');
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('gives a null body for 204 instead of throwing', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('gives a null body for 204 instead of throwing', () =>
+    withClient(async (client) => {
       const res = await client.http(`${base}/empty`, post());
       expect(res.status).toBe(204);
       expect(res.body).toBeNull();
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('does not follow redirects: a 3xx reaches the adapter as a non-2xx', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('does not follow redirects: a 3xx reaches the adapter as a non-2xx', () =>
+    withClient(async (client) => {
       const res = await client.http(`${base}/redirect`, post());
       expect(res.status).toBe(307);
       expect(res.ok).toBe(false);
       expect(await res.text()).toBe('moved');
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('streams the body as it arrives, and leaving the loop over it closes the upstream connection', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('streams the body as it arrives, and leaving the loop over it closes the upstream connection', () =>
+    withClient(async (client) => {
       const before = closedStreams.length;
       const res = await client.http(`${base}/endless`, post());
       for await (const chunk of res.body!) {
@@ -142,26 +139,18 @@ describe('the Node upstream transport (undici request)', () => {
         break;
       }
       await waitFor(() => closedStreams.length > before);
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('cancel() before reading closes the upstream connection', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('cancel() before reading closes the upstream connection', () =>
+    withClient(async (client) => {
       const before = closedStreams.length;
       const res = await client.http(`${base}/endless`, post());
       await res.body!.cancel();
       await waitFor(() => closedStreams.length > before);
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('aborts by signal before the answer (rejects) and while reading the body (the read fails)', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('aborts by signal before the answer (rejects) and while reading the body (the read fails)', () =>
+    withClient(async (client) => {
       const early = new AbortController();
       const pending = client.http(`${base}/silent`, post(early.signal));
       setTimeout(() => early.abort(new Error('deadline')), 50);
@@ -178,14 +167,10 @@ describe('the Node upstream transport (undici request)', () => {
         return 'ended';
       })()).rejects.toThrow();
       await waitFor(() => closedStreams.length > before);
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('stopping at the end of a finished answer keeps the connection for the next call', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('stopping at the end of a finished answer keeps the connection for the next call', () =>
+    withClient(async (client) => {
       const ports: (string | null)[] = [];
       for (let call = 0; call < 3; call++) {
         const res = await client.http(`${base}/short-sse`, post());
@@ -200,14 +185,10 @@ describe('the Node upstream transport (undici request)', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
       expect(new Set(ports).size).toBe(1);
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
-  it('a slow reader gets every chunk in order', async () => {
-    const client = createNodeUpstreamClient();
-    try {
+  it('a slow reader gets every chunk in order', () =>
+    withClient(async (client) => {
       const res = await client.http(`${base}/many`, post());
       let text = '';
       let reads = 0;
@@ -216,10 +197,7 @@ describe('the Node upstream transport (undici request)', () => {
         if (++reads % 10 === 0) await new Promise((r) => setTimeout(r, 1));
       }
       expect(text.trim().split('\n').map(Number)).toEqual(Array.from({ length: 200 }, (_, i) => i));
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
   it('cancel() before any read neither crashes the process nor leaves a later read waiting', async () => {
     const client = createNodeUpstreamClient();

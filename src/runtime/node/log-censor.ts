@@ -10,33 +10,26 @@ export const CENSORED = '[redacted]';
 
 const SECRET_FIELDS = new Set(['authorization', 'secret', 'apiKey', 'api_key', 'token', 'password', 'prompt', 'messages', 'input']);
 
-function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
-  return value !== null && typeof value === 'object';
+/** A plain object of fields; arrays and errors are logged as they are (pino serializes errors itself). */
+function isFields(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Error);
 }
 
-function censorOneLevel(value: Record<string, unknown> | unknown[]): Record<string, unknown> | unknown[] {
-  if (Array.isArray(value)) return value;
-  let copy: Record<string, unknown> | null = null;
-  for (const key in value) {
-    if (!SECRET_FIELDS.has(key) || !Object.hasOwn(value, key)) continue;
-    copy ??= { ...value };
-    copy[key] = CENSORED;
-  }
-  return copy ?? value;
-}
-
-export function censorSecrets(fields: Record<string, unknown>): Record<string, unknown> {
+/** `fields` with every secret-named own field censored; `fields` itself when it has none. */
+function censorNames(fields: Record<string, unknown>, deeper: boolean): Record<string, unknown> {
   let out: Record<string, unknown> | null = null;
   for (const key in fields) {
     if (!Object.hasOwn(fields, key)) continue;
     const value = fields[key];
-    let censored: unknown = value;
-    if (SECRET_FIELDS.has(key)) censored = CENSORED;
-    else if (isContainer(value) && !(value instanceof Error)) censored = censorOneLevel(value);
+    const censored = SECRET_FIELDS.has(key) ? CENSORED : deeper && isFields(value) ? censorNames(value, false) : value;
     if (censored !== value) {
       out ??= { ...fields };
       out[key] = censored;
     }
   }
   return out ?? fields;
+}
+
+export function censorSecrets(fields: Record<string, unknown>): Record<string, unknown> {
+  return censorNames(fields, true);
 }
