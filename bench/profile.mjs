@@ -5,9 +5,9 @@
 //
 //   npm run bench:profile      (= npm run build && node bench/profile.mjs)
 //   node bench/profile.mjs [--store sqlite|postgres] [--modes nonstream,stream] [--seconds 10]
-//                          [--connections 32] [--top 30] [--accounts 1] [--floor] [--free-ledger]
+//                          [--connections 32] [--top 30] [--accounts 1] [--floor] [--limit] [--free-ledger]
 //
-// --floor profiles the floor proxy instead, for comparison. --free-ledger profiles the gateway with its
+// --floor profiles the floor proxy instead, for comparison; --limit the limit gateway (bench/lib/targets.mjs). --free-ledger profiles the gateway with its
 // ledger answering at once (bench/lib/free-ledger.mjs): what the rest of the request path costs.
 // The .cpuprofile is kept under bench/results/
 // (open it in Chrome DevTools or VS Code for the call tree).
@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/cpuprofile.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { corePlan } from './lib/processes.mjs';
-import { FREE_LEDGER_NODE_ARGS, prepareDatabase, startFloor, startGatewayProcess, startUpstream } from './lib/targets.mjs';
+import { FREE_LEDGER_NODE_ARGS, prepareDatabase, startFloor, startGatewayProcess, startLimitGateway, startUpstream } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -36,6 +36,7 @@ const { values: opts } = parseArgs({
     'max-tokens': { type: 'string', default: '16' },
     'prompt-bytes': { type: 'string', default: '1024' },
     floor: { type: 'boolean', default: false },
+    limit: { type: 'boolean', default: false },
     'free-ledger': { type: 'boolean', default: false },
   },
 });
@@ -55,6 +56,9 @@ async function main() {
     let auth = null;
     if (opts.floor) {
       target = await startFloor(plan, upstream.port, nodeArgs);
+    } else if (opts.limit) {
+      target = await startLimitGateway(plan, upstream.port, { model: MODEL, nodeArgs });
+      auth = [target.key];
     } else {
       db = await prepareDatabase(opts.store, { upstreamPort: upstream.port, model: MODEL, accounts: Number(opts.accounts) });
       target = await startGatewayProcess(plan, db, [...nodeArgs, ...(opts['free-ledger'] ? FREE_LEDGER_NODE_ARGS : [])]);
@@ -84,7 +88,7 @@ async function main() {
     if (!file) throw new Error(`no .cpuprofile written in ${profDir}`);
     const outDir = join(ROOT, 'bench/results');
     mkdirSync(outDir, { recursive: true });
-    const kept = join(outDir, `${opts.floor ? 'floor' : `gateway-${opts.store}`}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+    const kept = join(outDir, `${opts.floor ? 'floor' : opts.limit ? 'limit' : `gateway-${opts.store}`}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
     copyFileSync(join(profDir, file), kept);
 
     const s = summarizeProfile(kept, ROOT);

@@ -25,10 +25,15 @@ export function addCommitted(conn: SqliteConnection, keyId: string, day: string,
  * Gives back what a hold did not spend, to the key's row and those of its capped ancestors (the rows its
  * reserve added to: a key's parent never changes). A plain UPDATE, not an upsert: SQLite checks the CHECK
  * constraint on the would-be inserted row too, and the rows always exist since the reserve created them.
- * The CHECK (committed >= 0) catches a double release.
+ * The CHECK (committed >= 0) catches a double release. A key without a parent has one row to update, by its
+ * primary key, without the recursive walk of the chain.
  */
-export function releaseCommitted(conn: SqliteConnection, keyId: string, day: string, credits: number): void {
+export function releaseCommitted(conn: SqliteConnection, keyId: string, parentKeyId: string | null, day: string, credits: number): void {
   if (credits === 0) return;
+  if (parentKeyId === null) {
+    conn.run('UPDATE key_daily_usage SET committed = committed - ? WHERE key_id = ? AND day = ?', credits, keyId, day);
+    return;
+  }
   conn.run(
     `UPDATE key_daily_usage SET committed = committed - ?
      WHERE day = ? AND key_id IN (${KEY_CHAIN_SQL} SELECT id FROM chain WHERE ${BUDGET_KEYS_WHERE})`,

@@ -36,14 +36,35 @@ export function insertHold(conn: SqliteConnection, hold: Hold, allocations: read
   });
 }
 
-/** In allocation order, which is the spending order chosen at reserve time. */
-export function allocationsOf(conn: SqliteConnection, holdId: string): Allocation[] {
-  return conn
-    .all<{ grant_id: number; amount: number }>(
-      'SELECT grant_id, amount FROM hold_allocations WHERE hold_id = ? ORDER BY seq',
-      holdId,
-    )
-    .map((row) => ({ grantId: row.grant_id, amount: row.amount }));
+/** A hold with what ending it needs: its allocations in spending order, and whether its key has a parent. */
+export interface EndingHold {
+  hold: Hold;
+  allocations: Allocation[];
+  /** The key's parent, whose daily counters the reserve may also have added to (daily-usage.ts). */
+  parentKeyId: string | null;
+  /** What a final hold was settled for (null when voided or still pending). */
+  settledAmount: number | null;
+}
+
+/**
+ * One read for a settle, a void or the reaper: the hold, its key's parent and its allocations (a row per
+ * allocation, or one with null allocation columns when it has none). Null if there is no such hold.
+ */
+export function findEndingHold(conn: SqliteConnection, holdId: string): EndingHold | null {
+  const rows = conn.all<HoldRow & { parent_key_id: string | null; settled_amount: number | null; grant_id: number | null; allocated: number | null }>(
+    `SELECT h.id, h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.lease_expires_at, h.settled_amount,
+            k.parent_key_id, a.grant_id, a.amount AS allocated
+     FROM holds h JOIN api_keys k ON k.id = h.key_id LEFT JOIN hold_allocations a ON a.hold_id = h.id
+     WHERE h.id = ? ORDER BY a.seq`,
+    holdId,
+  );
+  const first = rows[0];
+  if (first === undefined) return null;
+  const allocations: Allocation[] = [];
+  for (const row of rows) {
+    if (row.grant_id !== null && row.allocated !== null) allocations.push({ grantId: row.grant_id, amount: row.allocated });
+  }
+  return { hold: toHold(first), allocations, parentKeyId: first.parent_key_id, settledAmount: first.settled_amount };
 }
 
 /** The status guard makes finalizing a second time change nothing even if a caller skipped the check. */

@@ -26,3 +26,25 @@ export function appendEntry(conn: SqliteConnection, entry: Entry, now: number): 
     now,
   );
 }
+
+const ENTRY_COLUMNS = 'INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at) VALUES ';
+const ENTRY_ROW = '(?, ?, ?, ?, ?, ?, ?)';
+/** Rows per INSERT: keeps the bound parameters far under SQLite's limit and the cached statements few. */
+const ROWS_PER_INSERT = 32;
+/** The INSERT of n rows, built once per n (the connection then prepares it once). */
+const insertOf: string[] = [];
+
+/**
+ * Several entries in as few INSERTs as it takes, in order: a settle writes its `settle` and `release` rows
+ * in one statement instead of one each. Zero-credit entries are skipped as in appendEntry.
+ */
+export function appendEntries(conn: SqliteConnection, entries: readonly Entry[], now: number): void {
+  const rows = entries.filter((e) => e.amount !== 0);
+  for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+    const part = rows.slice(from, from + ROWS_PER_INSERT);
+    const sql = (insertOf[part.length] ??= ENTRY_COLUMNS + Array.from({ length: part.length }, () => ENTRY_ROW).join(', '));
+    const params: (string | number | null)[] = [];
+    for (const e of part) params.push(e.accountId, e.environment, e.kind, e.amount, e.grantId, e.holdId, now);
+    conn.run(sql, ...params);
+  }
+}

@@ -17,7 +17,7 @@ import type { SqliteConnection } from './database.js';
 import { expireGrants } from './expire.js';
 import { settleHold, voidPending } from './finalize.js';
 import { balanceOf, insertGrant } from './grants.js';
-import { countPending, expiredHoldIds, findHold, renewLease } from './holds.js';
+import { countPending, expiredHoldIds, findEndingHold, renewLease } from './holds.js';
 import { reserveHold } from './reserve.js';
 
 /**
@@ -49,9 +49,9 @@ export class SqliteLedgerStore implements LedgerStore {
   async void(holdId: string): Promise<boolean> {
     const now = this.clock.now();
     return this.conn.write(() => {
-      const hold = findHold(this.conn, holdId);
-      if (!hold || hold.status !== 'pending') return false;
-      voidPending(this.conn, hold, now);
+      const ending = findEndingHold(this.conn, holdId);
+      if (ending?.hold.status !== 'pending') return false;
+      voidPending(this.conn, ending, now);
       return true;
     });
   }
@@ -74,9 +74,9 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.conn.write(() => {
       let voided = 0;
       for (const holdId of expiredHoldIds(this.conn, now, limit)) {
-        const hold = findHold(this.conn, holdId);
-        if (hold?.status !== 'pending') continue;
-        voidPending(this.conn, hold, now);
+        const ending = findEndingHold(this.conn, holdId);
+        if (ending?.hold.status !== 'pending') continue;
+        voidPending(this.conn, ending, now);
         voided += 1;
       }
       expireGrants(this.conn, now, limit);

@@ -82,6 +82,23 @@ export function settleCases(open: OpenStore): void {
       expect(rows).toEqual([expect.objectContaining({ requests: 2, credits: 10 })]);
     });
 
+    it('settles and voids a hold drawn from more grants than one journal write holds, every credit accounted', async () => {
+      const { store } = h();
+      const owner = await seedAccount(store);
+      for (let i = 0; i < 40; i++) await store.ledger.grant(purchased(owner, 3));
+      // 100 credits from 34 grants; charging 50 spends 16 grants and part of a 17th, and releases 18 parts.
+      const settled = await hold(store, owner, 100);
+      expect(await store.ledger.settle({ holdId: settled, amount: 50, usage: usage() })).toMatchObject({
+        status: 'settled',
+        charged: 50,
+        balance: { purchased: 70, reserved: 0 },
+      });
+      const voided = await hold(store, owner, 70);
+      expect(await store.ledger.void(voided)).toBe(true);
+      expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 70, reserved: 0 });
+      expect(await store.ledger.audit()).toMatchObject({ findings: [] });
+    });
+
     it('knows nothing of unknown holds', async () => {
       const { store } = h();
       expect(await store.ledger.settle({ holdId: 'hold_missing', amount: 1, usage: usage() })).toEqual({ status: 'unknown_hold' });
