@@ -27,13 +27,14 @@ export async function completeNonStreaming(completion: Completion): Promise<NonS
     for (;;) {
       const next = await completion.failover.next();
       if (next.done) break;
-      const ev = next.value;
-      if (ev.type === 'restart') answer = new AnswerBuilder(relayReasoning);
-      else if (ev.type === 'delta') {
-        answer.add(ev.delta, ev.finishReason, ev.logprobs, ev.meta);
-        if (ev.stopSequence !== undefined) answer.stopSequence = ev.stopSequence;
+      for (const ev of next.value) {
+        if (ev.type === 'restart') answer = new AnswerBuilder(relayReasoning);
+        else if (ev.type === 'delta') {
+          answer.add(ev.delta, ev.finishReason, ev.logprobs, ev.meta);
+          if (ev.stopSequence !== undefined) answer.stopSequence = ev.stopSequence;
+        }
+        else if (ev.meta !== undefined) answer.meta = { ...answer.meta, ...ev.meta };
       }
-      else if (ev.meta !== undefined) answer.meta = { ...answer.meta, ...ev.meta };
     }
   } catch (e) {
     failure = e;

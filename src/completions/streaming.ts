@@ -21,7 +21,7 @@ import type { Ending } from '../billing/charge.js';
 import { ChatStreamEncoder } from '../openai/chat-stream-encoder.js';
 import type { ChunkDelta } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { AllTargetsFailed, asUpstreamError, type FailoverEvent } from '../routing/failover.js';
+import { AllTargetsFailed, asUpstreamError, type FailoverBatch } from '../routing/failover.js';
 import { encodeSseComment } from '../streaming/sse-encode.js';
 import type { Completion } from './completion.js';
 import type { Finishing, StreamEncoder, StreamFailure } from './stream-encoder.js';
@@ -64,6 +64,18 @@ export interface StreamOptions {
   abandonConnection?: (error: Error) => void;
   /** The door's framing; default: chat completions. */
   encoder?: StreamEncoder;
+}
+
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 function chatStreamEncoder(completion: Completion): StreamEncoder {
@@ -178,6 +190,40 @@ export async function startStreaming(completion: Completion, options: StreamOpti
     else void drop(reason, new Error('the client stopped reading'));
   });
 
+  /**
+   * Writes a batch's frames, joined into one chunk so that a read's worth of events reaches the client in
+   * one write; false when it had none to write (nothing but a finish, or deltas without content).
+   */
+  const relay = (batch: FailoverBatch): boolean => {
+    const out: Uint8Array[] = [];
+    for (const ev of batch) {
+      if (ev.type === 'restart') continue;
+      if (ev.meta !== undefined) meta = { ...meta, ...ev.meta };
+      if (ev.type !== 'delta') continue;
+      const { role: _role, reasoning_content: reasoning, ...rest } = ev.delta;
+      const delta: ChunkDelta = relayReasoning && reasoning ? { ...rest, reasoning_content: reasoning } : rest;
+      // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
+      const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined || delta.reasoning_content !== undefined;
+      if (!hasContent && ev.finishReason === null && ev.logprobs === undefined) continue;
+      if (ev.finishReason !== null) {
+        // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
+        if (finishing !== null) out.push(...encoder.delta(finishing.delta, finishing.logprobs, meta));
+        finishing = {
+          delta,
+          finish: ev.finishReason,
+          ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}),
+          ...(ev.stopSequence !== undefined ? { stopSequence: ev.stopSequence } : {}),
+        };
+        continue;
+      }
+      out.push(...encoder.delta(delta, ev.logprobs, meta));
+    }
+    if (out.length === 0) return false;
+    write(out.length === 1 ? (out[0] as Uint8Array) : joined(out));
+    lastWroteAt = performance.now();
+    return true;
+  };
+
   return new ReadableStream<Uint8Array>({
     start(controller) {
       sink = controller;
@@ -205,7 +251,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       try {
         for (;;) {
           if (states.state !== 'relaying') return;
-          let next: IteratorResult<FailoverEvent>;
+          let next: IteratorResult<FailoverBatch>;
           try {
             next = await completion.failover.next();
           } catch (raw) {
@@ -220,33 +266,9 @@ export async function startStreaming(completion: Completion, options: StreamOpti
             await finish('completed', null);
             return;
           }
-          const ev = next.value;
-          if (ev.type === 'restart') continue;
-          if (ev.meta !== undefined) meta = { ...meta, ...ev.meta };
-          if (ev.type !== 'delta') continue;
-          const { role: _role, reasoning_content: reasoning, ...rest } = ev.delta;
-          const delta: ChunkDelta = relayReasoning && reasoning ? { ...rest, reasoning_content: reasoning } : rest;
-          // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
-          const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined || delta.reasoning_content !== undefined;
-          if (!hasContent && ev.finishReason === null && ev.logprobs === undefined) continue;
-          if (ev.finishReason !== null) {
-            // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
-            if (finishing !== null) for (const bytes of encoder.delta(finishing.delta, finishing.logprobs, meta)) write(bytes);
-            finishing = {
-              delta,
-              finish: ev.finishReason,
-              ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}),
-              ...(ev.stopSequence !== undefined ? { stopSequence: ev.stopSequence } : {}),
-            };
-            continue;
-          }
-          // A door may have nothing to say for a delta (the legacy door for reasoning, Anthropic's for an
+          // A door may have nothing to say for a batch (the legacy door for reasoning, Anthropic's for an
           // empty argument piece): read on, since a pull that enqueues nothing is not called again.
-          const frames = encoder.delta(delta, ev.logprobs, meta);
-          if (frames.length === 0) continue;
-          lastWroteAt = performance.now();
-          for (const bytes of frames) write(bytes);
-          return;
+          if (relay(next.value)) return;
         }
       } finally {
         pulling = false;

@@ -7,7 +7,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context as otelContext, trace, 
 import type { Settlement } from '../completions/completion.js';
 import type { Logger } from '../core/logger.js';
 import { GatewayError } from '../openai/errors.js';
-import type { ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../providers/contract.js';
+import type { EventBatches, ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../providers/contract.js';
 import { UpstreamError } from '../providers/contract.js';
 import type { Target } from '../routing/router.js';
 import {
@@ -234,10 +234,10 @@ export class RequestObservation {
     }
   }
 
-  private async observeStream(adapter: ProviderAdapter, call: UpstreamCall): Promise<AsyncIterable<StreamEvent>> {
+  private async observeStream(adapter: ProviderAdapter, call: UpstreamCall): Promise<EventBatches> {
     const startedAt = performance.now();
     const span = this.attemptSpan(adapter, call);
-    let events: AsyncIterable<StreamEvent>;
+    let events: EventBatches;
     try {
       events = await this.within(span, () => adapter.stream(call));
     } catch (e) {
@@ -254,7 +254,7 @@ export class RequestObservation {
       this.endAttempt(adapter, call.model, span, startedAt, outcome, error);
     };
     return {
-      [Symbol.asyncIterator]: (): AsyncIterator<StreamEvent> => {
+      [Symbol.asyncIterator]: (): AsyncIterator<readonly StreamEvent[]> => {
         const it = events[Symbol.asyncIterator]();
         return {
           next: () => {
@@ -264,11 +264,13 @@ export class RequestObservation {
                 this.upstreamMs += performance.now() - waitFrom;
                 if (r.done) end('ok', null);
                 else {
-                  if (r.value.type === 'delta') this.firstToken();
-                  const model = r.value.meta?.model;
-                  if (model !== undefined && !modelSeen) {
-                    modelSeen = true;
-                    span?.setAttribute(GEN_AI_RESPONSE_MODEL, model);
+                  for (const ev of r.value) {
+                    if (ev.type === 'delta') this.firstToken();
+                    const model = ev.meta?.model;
+                    if (model !== undefined && !modelSeen) {
+                      modelSeen = true;
+                      span?.setAttribute(GEN_AI_RESPONSE_MODEL, model);
+                    }
                   }
                 }
                 return r;

@@ -60,6 +60,13 @@ export type StreamEvent =
   | { type: 'delta'; delta: ChunkDelta; finishReason: FinishReason | null; logprobs?: ChoiceLogprobs; meta?: UpstreamMeta; stopSequence?: string }
   | { type: 'usage'; usage: UpstreamTokens; meta?: UpstreamMeta };
 
+/**
+ * A streamed answer's events in the batches they arrived in: the events of one network read come as one
+ * array, so each layer above (output bound, observation, failover, the door) takes a read's worth in one
+ * step rather than an asynchronous step per event. A batch is never empty.
+ */
+export type EventBatches = AsyncIterable<readonly StreamEvent[]>;
+
 /** Why an upstream call failed, in terms the failover logic can act on. */
 export type UpstreamFailureKind =
   | 'connect' // connection refused / DNS / reset before a response
@@ -98,8 +105,9 @@ export interface ProviderAdapter {
   complete(call: UpstreamCall): Promise<UpstreamCompletion>;
   /**
    * Starts a streaming call. Resolves once the upstream accepted the request (status 2xx), rejects with an
-   * UpstreamError otherwise. Iterating yields events as they arrive; iteration throws UpstreamError on a cut
-   * or malformed stream. Breaking out of the iteration releases the upstream connection.
+   * UpstreamError otherwise. Iterating yields the events in batches as they arrive; iteration throws
+   * UpstreamError on a cut or malformed stream, after yielding what arrived before the fault. Breaking out
+   * of the iteration releases the upstream connection.
    */
-  stream(call: UpstreamCall): Promise<AsyncIterable<StreamEvent>>;
+  stream(call: UpstreamCall): Promise<EventBatches>;
 }

@@ -8,8 +8,8 @@ import type { UpstreamBody } from './upstream-http.js';
 
 export function cancelBodyOnEarlyReturn(
   body: UpstreamBody,
-  events: AsyncGenerator<StreamEvent, void, undefined>,
-): AsyncIterableIterator<StreamEvent> {
+  events: AsyncGenerator<readonly StreamEvent[], void, undefined>,
+): AsyncIterableIterator<readonly StreamEvent[]> {
   let started = false;
   return {
     [Symbol.asyncIterator]() {

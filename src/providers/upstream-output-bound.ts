@@ -13,7 +13,7 @@
  */
 import { estimateTextTokens } from '../billing/token-estimate.js';
 import type { AssistantMessage, ChunkDelta } from '../openai/chat-types.js';
-import { UpstreamError, type ProviderAdapter, type StreamEvent, type UpstreamCall } from './contract.js';
+import { UpstreamError, type EventBatches, type ProviderAdapter, type StreamEvent, type UpstreamCall } from './contract.js';
 
 /** Estimated output tokens allowed for an attempt bounded at `maxTokens`: 4 x the bound, plus 1,024. */
 export function outputAllowance(maxTokens: number): number {
@@ -49,22 +49,37 @@ function messageTokens(message: AssistantMessage): number {
   return n;
 }
 
-/** The events of one attempt, ended with an UpstreamError (and the upstream released) once past the allowance. */
-export function boundedEvents(events: AsyncIterable<StreamEvent>, maxTokens: number): AsyncIterableIterator<StreamEvent> {
+/**
+ * The events of one attempt, ended with an UpstreamError (and the upstream released) once past the
+ * allowance. The events of a batch before the one that crossed it are still delivered, as they would have
+ * been one by one; the error comes at the next read.
+ */
+export function boundedEvents(events: EventBatches, maxTokens: number): AsyncIterableIterator<readonly StreamEvent[]> {
   const inner = events[Symbol.asyncIterator]();
   const allowance = outputAllowance(maxTokens);
   let produced = 0;
+  let overrun: UpstreamError | null = null;
+  const end = async (): Promise<never> => {
+    await inner.return?.().catch(() => undefined);
+    throw overrun;
+  };
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
     async next() {
+      if (overrun !== null) return end();
       const result = await inner.next();
-      if (result.done !== true && result.value.type === 'delta') {
-        produced += deltaTokens(result.value.delta);
+      if (result.done === true) return result;
+      const batch = result.value;
+      for (let i = 0; i < batch.length; i++) {
+        const ev = batch[i] as StreamEvent;
+        if (ev.type !== 'delta') continue;
+        produced += deltaTokens(ev.delta);
         if (produced > allowance) {
-          await inner.return?.().catch(() => undefined);
-          throw outputOverrun(maxTokens, produced);
+          overrun = outputOverrun(maxTokens, produced);
+          if (i === 0) return end();
+          return { done: false, value: batch.slice(0, i) };
         }
       }
       return result;

@@ -23,7 +23,7 @@
 import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
-import { UpstreamError, type StreamEvent } from '../providers/contract.js';
+import { UpstreamError, type EventBatches, type StreamEvent } from '../providers/contract.js';
 import { detailOf } from '../providers/upstream-failures.js';
 import { AttemptDeadlines } from './deadlines.js';
 import type { Target } from './router.js';
@@ -50,6 +50,11 @@ export class AllTargetsFailed extends Error {
 
 export type FailoverEvent = StreamEvent | { type: 'restart' };
 
+/** The events of a step of the answer: a batch of the serving attempt's events, or a restart alone. */
+export type FailoverBatch = readonly FailoverEvent[];
+
+const RESTART: FailoverBatch = [{ type: 'restart' }];
+
 export interface FailoverOptions {
   targets: readonly Target[];
   /** `max_tokens` is the bound of the whole answer, across attempts. */
@@ -67,7 +72,7 @@ export interface FailoverOptions {
 interface Live {
   target: Target;
   deadlines: AttemptDeadlines;
-  events: AsyncIterator<StreamEvent>;
+  events: AsyncIterator<readonly StreamEvent[]>;
   continuation: boolean;
 }
 
@@ -94,7 +99,7 @@ function outcomeOf(e: UpstreamError): string {
   return e.kind === 'http' ? `http_${e.status ?? 'error'}` : e.kind;
 }
 
-export class FailoverStream implements AsyncIterator<FailoverEvent> {
+export class FailoverStream implements AsyncIterator<FailoverBatch> {
   readonly attempts: Attempt[] = [];
   private readonly failures: UpstreamError[] = [];
   private readonly skipped: Target[] = [];
@@ -115,11 +120,11 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
     return this.live?.target ?? this.lastTarget;
   }
 
-  async next(): Promise<IteratorResult<FailoverEvent>> {
+  async next(): Promise<IteratorResult<FailoverBatch>> {
     for (;;) {
       const live = this.live;
       if (live === null) return { done: true, value: undefined };
-      let result: IteratorResult<StreamEvent>;
+      let result: IteratorResult<readonly StreamEvent[]>;
       // The between-chunks deadline measures the upstream while the caller waits on it, never the time the
       // caller (a slow client) took before asking for more.
       live.deadlines.waiting();
@@ -144,15 +149,17 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
         return { done: true, value: undefined };
       }
       live.deadlines.event();
-      const ev = result.value;
-      if (ev.type === 'delta') this.options.delivery.produce(ev.delta, ev.finishReason);
-      else this.options.delivery.reportUsage(ev.usage);
-      return { done: false, value: ev };
+      const { delivery } = this.options;
+      for (const ev of result.value) {
+        if (ev.type === 'delta') delivery.produce(ev.delta, ev.finishReason);
+        else delivery.reportUsage(ev.usage);
+      }
+      return result;
     }
   }
 
   /** The caller gives up (client gone): close the live attempt without blaming its target. */
-  async return(): Promise<IteratorResult<FailoverEvent>> {
+  async return(): Promise<IteratorResult<FailoverBatch>> {
     await this.close('client_closed');
     return { done: true, value: undefined };
   }
@@ -180,8 +187,8 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
     this.live = null;
   }
 
-  /** Handles a failed live attempt; returns an event for the caller, or null to keep reading. */
-  private async fail(live: Live, e: UpstreamError): Promise<FailoverEvent | null> {
+  /** Handles a failed live attempt; returns a batch for the caller, or null to keep reading. */
+  private async fail(live: Live, e: UpstreamError): Promise<FailoverBatch | null> {
     live.deadlines.done();
     this.lastTarget = live.target;
     this.live = null;
@@ -205,7 +212,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
       // Until the next target accepts, the failed attempt's output is what the upstreams produced.
       await this.startNext(e);
       delivery.restart();
-      return { type: 'restart' };
+      return RESTART;
     }
     if (delivery.attemptProducedToolCall) throw this.allFailed(e);
     delivery.splice();
@@ -276,7 +283,7 @@ export class FailoverStream implements AsyncIterator<FailoverEvent> {
           continuation: { partial },
         }
       : { request, model: target.model, signal: deadlines.signal };
-    let events: AsyncIterable<StreamEvent>;
+    let events: EventBatches;
     try {
       events = target.oneShot ? completionAsEvents(await target.adapter.complete(call)) : await target.adapter.stream(call);
     } catch (e) {

@@ -4,7 +4,7 @@ import { createAnthropicAdapter, type AnthropicOptions } from '../../src/provide
 import { CONTINUE_INSTRUCTION } from '../../src/providers/continuation.js';
 import type { ProviderAdapter, UpstreamCall } from '../../src/providers/contract.js';
 import type { ChatMessage, ChatRequest } from '../../src/openai/chat-types.js';
-import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, eachEvent, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture,
@@ -723,7 +723,7 @@ describe('anthropic adapter: failures', () => {
   it('raises an overloaded_error event mid-stream as a retryable 529', async () => {
     const seen: string[] = [];
     const iterate = async (): Promise<void> => {
-      for await (const e of await adapter('stream-error').stream(upstreamCall('m'))) {
+      for await (const e of eachEvent(await adapter('stream-error').stream(upstreamCall('m')))) {
         if (e.type === 'delta') seen.push(e.delta.content ?? '');
       }
     };

@@ -16,9 +16,9 @@ const chunk = (text: string, finish: string | null) => ({
 it('the running usage (5000 thinking tokens) is known to the gateway before the last chunk', async () => {
   const chunks = [chunk('The keeper', null), chunk(' counted', null), chunk(' ships.', 'STOP')];
   const seen: StreamEvent[] = [];
-  const it = answerEvents(chunks, new AbortController().signal)[Symbol.asyncIterator]();
+  const it = answerEvents(chunks.map((c) => [c]), new AbortController().signal)[Symbol.asyncIterator]();
   // The client reads two chunks and hangs up: the gateway stops reading here.
-  for (let i = 0; i < 2; i++) seen.push((await it.next()).value as StreamEvent);
+  for (let i = 0; i < 2; i++) seen.push(...((await it.next()).value as StreamEvent[]));
   await it.return?.();
   expect(seen.some((e) => e.type === 'usage')).toBe(true);
 });

@@ -4,7 +4,7 @@ import { createGeminiAdapter, type GeminiOptions } from '../../src/providers/gem
 import { CONTINUE_INSTRUCTION } from '../../src/providers/continuation.js';
 import type { ProviderAdapter, UpstreamCall } from '../../src/providers/contract.js';
 import type { ChatMessage, ChatRequest } from '../../src/openai/chat-types.js';
-import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, eachEvent, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture as providerFixture,
@@ -548,7 +548,7 @@ describe('gemini adapter: streams', () => {
   it('raises an error object inside the stream as an http error with its code, so failover can act', async () => {
     const seen: string[] = [];
     const iterate = async (): Promise<void> => {
-      for await (const e of await adapter('stream-error').stream(call())) {
+      for await (const e of eachEvent(await adapter('stream-error').stream(call()))) {
         if (e.type === 'delta') seen.push(e.delta.content ?? '');
       }
     };

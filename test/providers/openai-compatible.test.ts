@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleAdapter, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible/adapter.js';
 import type { ProviderAdapter } from '../../src/providers/contract.js';
-import { collect, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { collect, eachEvent, deltas, finishReasons, reasoning, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import {
   closedPort,
   fixture,
@@ -215,7 +215,7 @@ describe('openai-compatible adapter: streams', () => {
   it('raises an error object inside the stream as a retryable UpstreamError', async () => {
     const seen: string[] = [];
     const iterate = async (): Promise<void> => {
-      for await (const e of await adapter('stream-error').stream(upstreamCall('gpt-4o-mini'))) {
+      for await (const e of eachEvent(await adapter('stream-error').stream(upstreamCall('gpt-4o-mini')))) {
         if (e.type === 'delta') seen.push(e.delta.content ?? '');
       }
     };

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderAdapter, StreamEvent } from '../../src/providers/contract.js';
+import type { EventBatches, ProviderAdapter, StreamEvent } from '../../src/providers/contract.js';
 import { createOpenAICompatibleAdapter } from '../../src/providers/openai-compatible/adapter.js';
 import type { SandboxFault } from '../../src/providers/sandbox/faults.js';
 import { simulateCompletion } from '../../src/providers/sandbox/simulator.js';
 import { startSandboxServer, type SandboxServer } from '../../src/runtime/node/sandbox-server.js';
-import { chatRequest, collect, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { chatRequest, collect, eachEvent, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import { within } from './helpers/fixture-server.js';
 
 let sandbox: SandboxServer;
@@ -46,10 +46,10 @@ const contentTokens = (events: StreamEvent[]): number =>
   events.filter((e) => e.type === 'delta' && typeof e.delta.content === 'string' && e.delta.content.length > 0).length;
 
 /** Collects until the stream fails; returns what arrived and the error. */
-async function collectUntilFailure(events: AsyncIterable<StreamEvent>): Promise<{ seen: StreamEvent[]; error: unknown }> {
+async function collectUntilFailure(events: EventBatches): Promise<{ seen: StreamEvent[]; error: unknown }> {
   const seen: StreamEvent[] = [];
   try {
-    for await (const e of events) seen.push(e);
+    for await (const batch of events) seen.push(...batch);
   } catch (error) {
     return { seen, error };
   }
@@ -178,7 +178,7 @@ describe('sandbox server: faults', () => {
   it('slow_first_token delays the first token only', async () => {
     const start = performance.now();
     let first = 0;
-    for await (const e of await clientWith({ type: 'slow_first_token', ms: 150 }).stream(upstreamCall('m'))) {
+    for await (const e of eachEvent(await clientWith({ type: 'slow_first_token', ms: 150 }).stream(upstreamCall('m')))) {
       if (first === 0 && e.type === 'delta') first = performance.now() - start;
     }
     expect(first).toBeGreaterThanOrEqual(140);

@@ -3,7 +3,7 @@ import { estimatePromptTokens } from '../../src/billing/token-estimate.js';
 import type { FunctionTool } from '../../src/openai/chat-types.js';
 import { createSandboxAdapter } from '../../src/providers/sandbox/adapter.js';
 import { simulateCompletion, type SimulationInput } from '../../src/providers/sandbox/simulator.js';
-import { chatRequest, collect, deltas, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { chatRequest, collect, eachEvent, deltas, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 
 const INSTANT = { timeToFirstTokenMs: 0, tokensPerSecond: 0 };
 const TOOLS: FunctionTool[] = [
@@ -110,7 +110,7 @@ describe('sandbox in-process adapter', () => {
     const adapter = createSandboxAdapter({ pace: { timeToFirstTokenMs: 80, tokensPerSecond: 100 } });
     const start = performance.now();
     let first = 0;
-    for await (const e of await adapter.stream(upstreamCall('m', { max_tokens: 20 }))) {
+    for await (const e of eachEvent(await adapter.stream(upstreamCall('m', { max_tokens: 20 })))) {
       if (first === 0 && e.type === 'delta') first = performance.now() - start;
     }
     const total = performance.now() - start;
@@ -126,7 +126,7 @@ describe('sandbox in-process adapter', () => {
     let tokensWhenTimerRan = -1;
     let tokens = 0;
     setTimeout(() => (tokensWhenTimerRan = tokens), 0);
-    for await (const e of await adapter.stream(upstreamCall('m', { max_tokens: 100_000 }))) if (e.type === 'delta') tokens++;
+    for await (const e of eachEvent(await adapter.stream(upstreamCall('m', { max_tokens: 100_000 })))) if (e.type === 'delta') tokens++;
     expect(tokensWhenTimerRan).toBeGreaterThanOrEqual(0);
     expect(tokensWhenTimerRan).toBeLessThan(tokens);
   });
@@ -166,7 +166,7 @@ describe('sandbox in-process adapter', () => {
     const events = await adapter.stream({ request: chatRequest(), model: 'm', signal: controller.signal });
     let n = 0;
     const run = async (): Promise<void> => {
-      for await (const e of events) if (e.type === 'delta' && ++n === 3) controller.abort();
+      for await (const e of eachEvent(events)) if (e.type === 'delta' && ++n === 3) controller.abort();
     };
     expect(await upstreamFailure(run())).toMatchObject({ kind: 'aborted' });
     expect(n).toBe(3);

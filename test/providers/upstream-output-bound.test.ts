@@ -1,17 +1,17 @@
 /** The output bound on an adapter's answers: how far past `max_tokens` an upstream may go, and what ends it. */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError, type ProviderAdapter, type StreamEvent, type UpstreamCall } from '../../src/providers/contract.js';
+import { UpstreamError, type EventBatches, type ProviderAdapter, type StreamEvent, type UpstreamCall } from '../../src/providers/contract.js';
 import { boundOutput, boundedEvents, outputAllowance } from '../../src/providers/upstream-output-bound.js';
 
 const text = (content: string): StreamEvent => ({ type: 'delta', delta: { content }, finishReason: null });
 
-/** `count` events of `piece`, recording whether the consumer released the source. */
-function source(piece: string, count: number): { events: AsyncGenerator<StreamEvent>; released: () => boolean } {
+/** `count` events of `piece`, one per batch, recording whether the consumer released the source. */
+function source(piece: string, count: number): { events: AsyncGenerator<StreamEvent[]>; released: () => boolean } {
   let released = false;
-  async function* gen(): AsyncGenerator<StreamEvent> {
+  async function* gen(): AsyncGenerator<StreamEvent[]> {
     try {
-      for (let i = 0; i < count; i++) yield text(piece);
-      yield { type: 'delta', delta: {}, finishReason: 'stop' };
+      for (let i = 0; i < count; i++) yield [text(piece)];
+      yield [{ type: 'delta', delta: {}, finishReason: 'stop' }];
     } finally {
       released = true;
     }
@@ -19,9 +19,9 @@ function source(piece: string, count: number): { events: AsyncGenerator<StreamEv
   return { events: gen(), released: () => released };
 }
 
-async function drain(events: AsyncIterable<StreamEvent>): Promise<string> {
+async function drain(batches: EventBatches): Promise<string> {
   let out = '';
-  for await (const ev of events) if (ev.type === 'delta') out += ev.delta.content ?? '';
+  for await (const batch of batches) for (const ev of batch) if (ev.type === 'delta') out += ev.delta.content ?? '';
   return out;
 }
 
@@ -43,11 +43,30 @@ describe('boundedEvents', () => {
   });
 
   it('counts tool-call arguments and refusals, not only text', async () => {
-    async function* calls(): AsyncGenerator<StreamEvent> {
-      yield { type: 'delta', delta: { refusal: 'x'.repeat(3000) }, finishReason: null };
-      yield { type: 'delta', delta: { tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(600) } }] }, finishReason: null };
+    async function* calls(): AsyncGenerator<StreamEvent[]> {
+      yield [{ type: 'delta', delta: { refusal: 'x'.repeat(3000) }, finishReason: null }];
+      yield [{ type: 'delta', delta: { tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(600) } }] }, finishReason: null }];
     }
     await expect(drain(boundedEvents(calls(), 30))).rejects.toBeInstanceOf(UpstreamError);
+  });
+
+  it('delivers the events of a batch before the one that crosses the allowance, then ends with the error', async () => {
+    let released = false;
+    async function* oneRead(): AsyncGenerator<StreamEvent[]> {
+      try {
+        // 3,420 bytes (1,140 estimated tokens) fit the 1,144 allowance; the next event does not.
+        yield [text('a'.repeat(1710)), text('b'.repeat(1710)), text('c'.repeat(30)), text('d')];
+        yield [text('never read')];
+      } finally {
+        released = true;
+      }
+    }
+    const it = boundedEvents(oneRead(), 30);
+    const first = await it.next();
+    expect(first.done).toBe(false);
+    expect((first.value as StreamEvent[]).map((e) => (e.type === 'delta' ? e.delta.content?.[0] : ''))).toEqual(['a', 'b']);
+    await expect(it.next()).rejects.toBeInstanceOf(UpstreamError);
+    expect(released).toBe(true);
   });
 });
 

@@ -17,24 +17,37 @@ import type { PrefillEcho } from './prefill.js';
 import { finishReasonOf, tokensOf } from './response-parse.js';
 import type { UpstreamBody } from '../upstream-http.js';
 
-/** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */
+/**
+ * One batch per network read, as the OpenAI-compatible reader (../openai-compatible/event-stream.ts): a
+ * fault in the middle of a read ends the iteration after the events before it are yielded.
+ * Leaving this generator early, by any path, closes the SSE decoder, which cancels the body.
+ */
 export async function* readMessageStream(
   body: UpstreamBody,
   signal: AbortSignal,
   echo: PrefillEcho | null,
-): AsyncGenerator<StreamEvent, void, undefined> {
+): AsyncGenerator<StreamEvent[], void, undefined> {
   const translator = new EventTranslator(echo);
   try {
-    reading: for await (const batch of decodeSseBatches(body, { signal })) {
-      for (const { data, event } of batch) {
-        if (signal.aborted) break reading;
-        if (data.length === 0) continue;
-        const payload = parseEvent(data);
-        const type = typeof payload.type === 'string' ? payload.type : event;
-        if (type === 'error' || event === 'error') throw payloadError(payload);
-        yield* translator.accept(type, payload);
-        if (translator.stopped) return;
+    for await (const sse of decodeSseBatches(body, { signal })) {
+      if (signal.aborted) break;
+      const batch: StreamEvent[] = [];
+      let fault: unknown = null;
+      try {
+        for (const { data, event } of sse) {
+          if (data.length === 0) continue;
+          const payload = parseEvent(data);
+          const type = typeof payload.type === 'string' ? payload.type : event;
+          if (type === 'error' || event === 'error') throw payloadError(payload);
+          for (const ev of translator.accept(type, payload)) batch.push(ev);
+          if (translator.stopped) break;
+        }
+      } catch (e) {
+        fault = e;
       }
+      if (batch.length > 0) yield batch;
+      if (fault !== null) throw fault;
+      if (translator.stopped) return;
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
@@ -204,6 +217,6 @@ export function cancellableEvents(
   body: UpstreamBody,
   signal: AbortSignal,
   echo: PrefillEcho | null,
-): AsyncIterableIterator<StreamEvent> {
+): AsyncIterableIterator<readonly StreamEvent[]> {
   return cancelBodyOnEarlyReturn(body, readMessageStream(body, signal, echo));
 }

@@ -80,7 +80,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
       // Without `alt=sse` honoured (a proxy dropping the query), Gemini answers a JSON array of the chunks.
       if (type.includes('application/json') || response.body === null) {
         const payload = await readJson(response, call.signal);
-        return answerEvents(Array.isArray(payload) ? payload : [payload], call.signal);
+        return answerEvents([Array.isArray(payload) ? payload : [payload]], call.signal);
       }
       return cancellableEvents(response.body, call.signal);
     },

@@ -17,45 +17,56 @@ import type { UpstreamBody } from '../upstream-http.js';
 export function cancellableEvents(
   body: UpstreamBody,
   signal: AbortSignal,
-): AsyncIterableIterator<StreamEvent> {
+): AsyncIterableIterator<readonly StreamEvent[]> {
   return cancelBodyOnEarlyReturn(body, answerEvents(sseChunks(body, signal), signal));
 }
 
 /**
- * Events of a sequence of response chunks (from SSE, or the JSON array Gemini sends when `alt=sse` is not
- * honoured). Leaving it early closes `chunks`, which cancels the body.
+ * Events of a sequence of batches of response chunks (one batch per network read of an SSE body, or the
+ * JSON array Gemini sends when `alt=sse` is not honoured, as one batch): a batch of events per batch of
+ * chunks that produced any. Leaving it early closes `chunks`, which cancels the body.
  */
 export async function* answerEvents(
-  chunks: AsyncIterable<unknown> | Iterable<unknown>,
+  chunks: AsyncIterable<readonly unknown[]> | Iterable<readonly unknown[]>,
   signal: AbortSignal,
-): AsyncGenerator<StreamEvent, void, undefined> {
+): AsyncGenerator<StreamEvent[], void, undefined> {
   const translator = new ChunkTranslator();
   let reported: UpstreamTokens | null = null;
-  for await (const payload of chunks) {
-    const ev = translator.accept(payload);
-    const usage = translator.usage;
-    if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens || usage.cachedTokens !== reported.cachedTokens)) {
-      reported = usage;
-      yield { type: 'usage', usage };
+  for await (const payloads of chunks) {
+    const batch: StreamEvent[] = [];
+    for (const payload of payloads) {
+      const ev = translator.accept(payload);
+      const usage = translator.usage;
+      if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens || usage.cachedTokens !== reported.cachedTokens)) {
+        reported = usage;
+        batch.push({ type: 'usage', usage });
+      }
+      if (ev !== null) batch.push(ev);
     }
-    if (ev !== null) yield ev;
+    if (batch.length > 0) yield batch;
   }
   if (signal.aborted) throw abortedError(signal);
   if (!translator.finished) throw protocolError('upstream stream ended early (no chunk carried a finishReason)');
-  if (translator.usage !== null) yield { type: 'usage', usage: translator.usage };
+  if (translator.usage !== null) yield [{ type: 'usage', usage: translator.usage }];
 }
 
+/** The parsed chunks of each network read; a malformed one ends the iteration after those before it. */
 async function* sseChunks(
   body: UpstreamBody,
   signal: AbortSignal,
-): AsyncGenerator<unknown, void, undefined> {
+): AsyncGenerator<unknown[], void, undefined> {
   try {
-    for await (const batch of decodeSseBatches(body, { signal })) {
-      for (const { data } of batch) {
-        if (signal.aborted) return;
-        if (data.length === 0) continue;
-        yield parseChunk(data);
+    for await (const sse of decodeSseBatches(body, { signal })) {
+      if (signal.aborted) return;
+      const payloads: unknown[] = [];
+      let fault: unknown = null;
+      try {
+        for (const { data } of sse) if (data.length > 0) payloads.push(parseChunk(data));
+      } catch (e) {
+        fault = e;
       }
+      if (payloads.length > 0) yield payloads;
+      if (fault !== null) throw fault;
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;

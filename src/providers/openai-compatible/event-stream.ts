@@ -11,25 +11,40 @@ import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
 import type { UpstreamBody } from '../upstream-http.js';
 
-/** Leaving this generator early, by any path, closes the SSE decoder, which cancels the body. */
+/**
+ * One batch per network read: the events of every chunk that read completed. A fault in the middle of a read
+ * (a malformed chunk, an error payload) ends the iteration after the events before it are yielded.
+ * Leaving this generator early, by any path, closes the SSE decoder, which cancels the body.
+ */
 export async function* readChatStream(
   body: UpstreamBody,
   signal: AbortSignal,
-): AsyncGenerator<StreamEvent, void, undefined> {
+): AsyncGenerator<StreamEvent[], void, undefined> {
   let finished = false;
   try {
-    reading: for await (const batch of decodeSseBatches(body, { signal })) {
-      for (const { data, event } of batch) {
-        if (signal.aborted) break reading;
-        if (data === '[DONE]') return;
-        if (data.length === 0) continue;
-        const payload = parseChunk(data);
-        if (event === 'error' && isRecord(payload)) throw payloadError(payload);
-        for (const ev of chunkEvents(payload)) {
-          if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
-          yield ev;
+    for await (const sse of decodeSseBatches(body, { signal })) {
+      if (signal.aborted) break;
+      const batch: StreamEvent[] = [];
+      let done = false;
+      let fault: unknown = null;
+      try {
+        for (const { data, event } of sse) {
+          if (data === '[DONE]') {
+            done = true;
+            break;
+          }
+          if (data.length === 0) continue;
+          const payload = parseChunk(data);
+          if (event === 'error' && isRecord(payload)) throw payloadError(payload);
+          chunkEvents(payload, batch);
         }
+      } catch (e) {
+        fault = e;
       }
+      for (const ev of batch) if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
+      if (batch.length > 0) yield batch;
+      if (fault !== null) throw fault;
+      if (done) return;
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
@@ -52,6 +67,6 @@ function parseChunk(data: string): unknown {
 export function cancellableEvents(
   body: UpstreamBody,
   signal: AbortSignal,
-): AsyncIterableIterator<StreamEvent> {
+): AsyncIterableIterator<readonly StreamEvent[]> {
   return cancelBodyOnEarlyReturn(body, readChatStream(body, signal));
 }

@@ -24,11 +24,10 @@ const FINISH_REASONS: ReadonlySet<string> = new Set<FinishReason>([
   'function_call',
 ]);
 
-/** The events one `chat.completion.chunk` carries: a delta for choice 0 and/or a usage report. */
-export function chunkEvents(payload: unknown): StreamEvent[] {
+/** Appends to `events` those one `chat.completion.chunk` carries: a delta for choice 0 and/or a usage report. */
+export function chunkEvents(payload: unknown, events: StreamEvent[]): void {
   if (!isRecord(payload)) throw protocolError('upstream stream chunk is not a JSON object');
   if (payload.error !== undefined && payload.error !== null) throw payloadError(payload);
-  const events: StreamEvent[] = [];
   const meta = toMeta(payload);
   const choices = payload.choices;
   if (choices !== undefined && choices !== null) {
@@ -45,7 +44,6 @@ export function chunkEvents(payload: unknown): StreamEvent[] {
   }
   const usage = toUsage(payload.usage);
   if (usage) events.push({ type: 'usage', usage, ...(meta ? { meta } : {}) });
-  return events;
 }
 
 export function parseCompletion(payload: unknown): UpstreamCompletion {

@@ -2,7 +2,7 @@
  * The sandbox as an in-process ProviderAdapter: no HTTP, but the same answers, pacing and faults as the
  * sandbox server, and the same UpstreamErrors the OpenAI-compatible adapter would raise talking to it.
  */
-import { UpstreamError, type ProviderAdapter, type StreamEvent, type UpstreamCall, type UpstreamCompletion } from '../contract.js';
+import { UpstreamError, type EventBatches, type ProviderAdapter, type StreamEvent, type UpstreamCall, type UpstreamCompletion } from '../contract.js';
 import { statusError } from '../openai-compatible/upstream-errors.js';
 import { abortedError, protocolError } from '../upstream-failures.js';
 import { failureTokenIndex, planFaults, type FailureFault, type FaultPlan, type SandboxFaultInput, type SandboxPace } from './faults.js';
@@ -60,7 +60,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
       }
     },
 
-    async stream(call): Promise<AsyncIterable<StreamEvent>> {
+    async stream(call): Promise<EventBatches> {
       const { plan, sim } = admit(call);
       const f = plan.failure;
       if (f?.type === 'stall_before_first_token' && f.headers === false) {
@@ -86,13 +86,13 @@ async function* simulatedEvents(
   plan: FaultPlan,
   signal: AbortSignal,
   state: SandboxState,
-): AsyncGenerator<StreamEvent, void, undefined> {
+): AsyncGenerator<StreamEvent[], void, undefined> {
   state.begin();
   try {
     const clock = new TokenClock(plan.pace, signal);
     if (plan.failure?.type === 'stall_before_first_token') await untilAborted(signal);
     await clock.beforeToken(0);
-    yield { type: 'delta', delta: sim.firstDelta, finishReason: null };
+    yield [{ type: 'delta', delta: sim.firstDelta, finishReason: null }];
     const total = sim.tokenDeltas.length;
     const failAt = Math.min(failureTokenIndex(plan.failure) ?? Number.POSITIVE_INFINITY, total);
     for (let i = 0; i < total || i === failAt; i++) {
@@ -100,11 +100,13 @@ async function* simulatedEvents(
       const delta = sim.tokenDeltas[i];
       if (!delta) break;
       if (i > 0) await clock.beforeToken(i);
-      yield { type: 'delta', delta, finishReason: null };
+      yield [{ type: 'delta', delta, finishReason: null }];
     }
     if (signal.aborted) throw abortedError(signal);
-    yield { type: 'delta', delta: {}, finishReason: sim.finishReason };
-    yield { type: 'usage', usage: sim.usage };
+    yield [
+      { type: 'delta', delta: {}, finishReason: sim.finishReason },
+      { type: 'usage', usage: sim.usage },
+    ];
   } catch (err) {
     throw signal.aborted ? abortedError(signal) : err;
   } finally {

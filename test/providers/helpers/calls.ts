@@ -1,6 +1,6 @@
 /** Builders and collectors shared by the provider tests. */
 import { expect } from 'vitest';
-import { UpstreamError, type StreamEvent, type UpstreamCall, type UpstreamTokens } from '../../../src/providers/contract.js';
+import { UpstreamError, type EventBatches, type StreamEvent, type UpstreamCall, type UpstreamTokens } from '../../../src/providers/contract.js';
 import type { ChatRequest, ChunkDelta, FinishReason } from '../../../src/openai/chat-types.js';
 
 export function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest & { max_tokens: number } {
@@ -27,10 +27,19 @@ export function upstreamCall(
   return { request: chatRequest(overrides), model, signal };
 }
 
-export async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+/** Every event of a stream, its batches joined in order. */
+export async function collect(batches: EventBatches): Promise<StreamEvent[]> {
   const out: StreamEvent[] = [];
-  for await (const e of events) out.push(e);
+  for await (const batch of batches) {
+    expect(batch.length).toBeGreaterThan(0);
+    out.push(...batch);
+  }
   return out;
+}
+
+/** A stream's events one by one, for tests that stop part-way (leaving the loop releases the stream). */
+export async function* eachEvent(batches: EventBatches): AsyncGenerator<StreamEvent, void, undefined> {
+  for await (const batch of batches) yield* batch;
 }
 
 /** Awaits a promise that must reject with an UpstreamError, and returns that error. */
