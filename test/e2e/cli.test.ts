@@ -24,10 +24,12 @@ function json<T>(...args: string[]): T {
   return JSON.parse(r.stdout) as T;
 }
 
-async function serve(): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
+async function serve(): Promise<{ url: string; output: () => string; logs: () => string; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['bin/svc-gateway.js', 'serve'], { env: { ...env, PORT: '0', HOST: '127.0.0.1' } });
   let out = '';
+  let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 10_000);
     child.stdout.on('data', () => {
@@ -43,9 +45,11 @@ async function serve(): Promise<{ url: string; output: () => string; stop: () =>
   return {
     url,
     output: () => out,
+    logs: () => err,
     stop: () =>
       new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
+        // 'close', not 'exit': the lines flushed at exit must have been read off the pipe.
+        child.once('close', () => resolve());
         child.kill('SIGTERM');
       }),
   };
@@ -60,6 +64,23 @@ describe('svc-gateway CLI', () => {
     } finally {
       await s.stop();
     }
+  });
+
+  it('writes the access line to stderr within about a second on a quiet gateway, and what is left at exit', async () => {
+    const s = await serve();
+    try {
+      const refused = await fetch(`${s.url}/models`);
+      expect(refused.status).toBe(401);
+      // Lines are written in blocks (src/runtime/node/pino-logger.ts): a lone line waits for the periodic flush.
+      const deadline = Date.now() + 3000;
+      while (!/"msg":"request"/.test(s.logs()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const line = s.logs().split('\n').find((l) => l.includes('"msg":"request"'));
+      expect(line).toBeDefined();
+      expect(JSON.parse(line as string)).toMatchObject({ level: 'info', status: 401, method: 'GET' });
+    } finally {
+      await s.stop();
+    }
+    expect(s.logs()).toContain('"msg":"shutting down"');
   });
 
   it('creates an account, grants credits, makes, lists and revokes keys', async () => {

@@ -34,16 +34,24 @@ export async function* answerEvents(
   let reported: UpstreamTokens | null = null;
   for await (const payloads of chunks) {
     const batch: StreamEvent[] = [];
-    for (const payload of payloads) {
-      const ev = translator.accept(payload);
-      const usage = translator.usage;
-      if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens || usage.cachedTokens !== reported.cachedTokens)) {
-        reported = usage;
-        batch.push({ type: 'usage', usage });
+    // A chunk may fail the answer (an error envelope, a block, a failed finish): what came before it in the
+    // same read is still delivered first, as it would have been one chunk at a time.
+    let fault: unknown = null;
+    try {
+      for (const payload of payloads) {
+        const ev = translator.accept(payload);
+        const usage = translator.usage;
+        if (!translator.finished && usage !== null && (usage.promptTokens !== reported?.promptTokens || usage.completionTokens !== reported.completionTokens || usage.cachedTokens !== reported.cachedTokens)) {
+          reported = usage;
+          batch.push({ type: 'usage', usage });
+        }
+        if (ev !== null) batch.push(ev);
       }
-      if (ev !== null) batch.push(ev);
+    } catch (e) {
+      fault = e;
     }
     if (batch.length > 0) yield batch;
+    if (fault !== null) throw fault;
   }
   if (signal.aborted) throw abortedError(signal);
   if (!translator.finished) throw protocolError('upstream stream ended early (no chunk carried a finishReason)');

@@ -18,19 +18,12 @@ const LOG_FLUSH_MS = 1000;
 
 /**
  * stderr, written in blocks: an access line per request written on its own costs a write call handed to
- * libuv's thread pool, about 2% of a request's CPU under load (bench/profile.mjs). pino flushes what is left
- * when the process exits; a kill -9 loses at most the last block.
+ * libuv's thread pool, about 2% of a request's CPU under load (bench/profile.mjs). sonic-boom flushes the
+ * block every LOG_FLUSH_MS on a quiet gateway, and pino flushes what is left when the process exits; a
+ * kill -9 loses at most the last block.
  */
 function bufferedStderr(): DestinationStream {
-  const destination = pino.destination({ fd: 2, sync: false, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // stderr was closed (the stream is destroyed): there is nowhere left to write.
-    }
-  }, LOG_FLUSH_MS).unref();
-  return destination;
+  return pino.destination({ fd: 2, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
 }
 
 export function pinoLogger(options: { level?: LogLevel; destination?: DestinationStream } = {}): Logger {

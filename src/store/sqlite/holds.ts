@@ -48,13 +48,14 @@ export interface EndingHold {
 
 /**
  * One read for a settle, a void or the reaper: the hold, its key's parent and its allocations (a row per
- * allocation, or one with null allocation columns when it has none). Null if there is no such hold.
+ * allocation, or one with null allocation columns when it has none). Null if there is no such hold. Both
+ * joins are outer: no state of another table may make a hold unknown to the one call that ends it.
  */
 export function findEndingHold(conn: SqliteConnection, holdId: string): EndingHold | null {
   const rows = conn.all<HoldRow & { parent_key_id: string | null; settled_amount: number | null; grant_id: number | null; allocated: number | null }>(
     `SELECT h.id, h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.lease_expires_at, h.settled_amount,
             k.parent_key_id, a.grant_id, a.amount AS allocated
-     FROM holds h JOIN api_keys k ON k.id = h.key_id LEFT JOIN hold_allocations a ON a.hold_id = h.id
+     FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id LEFT JOIN hold_allocations a ON a.hold_id = h.id
      WHERE h.id = ? ORDER BY a.seq`,
     holdId,
   );
