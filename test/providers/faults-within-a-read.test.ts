@@ -6,11 +6,12 @@
  * Gemini (found by an adversarial review of the batching); the same case for the two SSE readers.
  */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError, type EventBatches, type StreamEvent } from '../../src/providers/contract.js';
+import { UpstreamError, type StreamEvent } from '../../src/providers/contract.js';
 import { readMessageStream } from '../../src/providers/anthropic/stream-events.js';
 import { answerEvents } from '../../src/providers/gemini/stream-events.js';
 import { readChatStream } from '../../src/providers/openai-compatible/event-stream.js';
 import type { UpstreamBody } from '../../src/providers/upstream-http.js';
+import { collectUntilFailure } from './helpers/calls.js';
 
 /** A body that arrives in one network read. */
 function oneRead(text: string): UpstreamBody {
@@ -20,16 +21,6 @@ function oneRead(text: string): UpstreamBody {
     },
     cancel: async () => undefined,
   };
-}
-
-async function readUntilFailure(batches: EventBatches): Promise<{ seen: StreamEvent[]; error: unknown }> {
-  const seen: StreamEvent[] = [];
-  try {
-    for await (const batch of batches) seen.push(...batch);
-  } catch (error) {
-    return { seen, error };
-  }
-  return { seen, error: null };
 }
 
 const contents = (events: StreamEvent[]): string[] => events.flatMap((e) => (e.type === 'delta' && e.delta.content ? [e.delta.content] : []));
@@ -44,14 +35,14 @@ describe('Gemini: a failing chunk in the middle of a read', () => {
   const overloaded = { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } };
 
   it('delivers the text and running usage before it, then fails', async () => {
-    const { seen, error } = await readUntilFailure(answerEvents([[chunk('Once', null), overloaded, chunk(' upon', null)]], signal()));
+    const { seen, error } = await collectUntilFailure(answerEvents([[chunk('Once', null), overloaded, chunk(' upon', null)]], signal()));
     expect(contents(seen)).toEqual(['Once']);
     expect(seen.some((e) => e.type === 'usage' && e.usage.completionTokens > 0)).toBe(true);
     expect(error).toBeInstanceOf(UpstreamError);
   });
 
   it('delivers a finished answer before the fault that follows it in the same read', async () => {
-    const { seen, error } = await readUntilFailure(answerEvents([[chunk('The end.', 'STOP'), overloaded]], signal()));
+    const { seen, error } = await collectUntilFailure(answerEvents([[chunk('The end.', 'STOP'), overloaded]], signal()));
     expect(seen.some((e) => e.type === 'delta' && e.finishReason === 'stop')).toBe(true);
     expect(error).toBeInstanceOf(UpstreamError);
   });
@@ -62,13 +53,13 @@ describe('OpenAI-compatible: an error chunk in the middle of a read', () => {
 
   it('delivers the deltas before it, then fails', async () => {
     const body = oneRead(delta('Once') + delta(' upon') + `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n` + delta(' never'));
-    const { seen, error } = await readUntilFailure(readChatStream(body, signal()));
+    const { seen, error } = await collectUntilFailure(readChatStream(body, signal()));
     expect(contents(seen)).toEqual(['Once', ' upon']);
     expect(error).toBeInstanceOf(UpstreamError);
   });
 
   it('delivers the deltas before a malformed chunk, then fails', async () => {
-    const { seen, error } = await readUntilFailure(readChatStream(oneRead(delta('Once') + 'data: {"choices":\n\n'), signal()));
+    const { seen, error } = await collectUntilFailure(readChatStream(oneRead(delta('Once') + 'data: {"choices":\n\n'), signal()));
     expect(contents(seen)).toEqual(['Once']);
     expect(error).toMatchObject({ kind: 'protocol' });
   });
@@ -84,7 +75,7 @@ describe('Anthropic: an error event in the middle of a read', () => {
         event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Once' } }) +
         event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }),
     );
-    const { seen, error } = await readUntilFailure(readMessageStream(body, signal(), null));
+    const { seen, error } = await collectUntilFailure(readMessageStream(body, signal(), null));
     expect(contents(seen)).toEqual(['Once']);
     expect(error).toMatchObject({ kind: 'http', status: 529 });
   });

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EventBatches, ProviderAdapter, StreamEvent } from '../../src/providers/contract.js';
+import type { ProviderAdapter, StreamEvent } from '../../src/providers/contract.js';
 import { createOpenAICompatibleAdapter } from '../../src/providers/openai-compatible/adapter.js';
 import type { SandboxFault } from '../../src/providers/sandbox/faults.js';
 import { simulateCompletion } from '../../src/providers/sandbox/simulator.js';
 import { startSandboxServer, type SandboxServer } from '../../src/runtime/node/sandbox-server.js';
-import { chatRequest, collect, eachEvent, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
+import { chatRequest, collect, collectUntilFailure, eachEvent, finishReasons, text, upstreamCall, upstreamFailure, usages } from './helpers/calls.js';
 import { within } from './helpers/fixture-server.js';
 
 let sandbox: SandboxServer;
@@ -44,17 +44,6 @@ function clientWith(fault: SandboxFault | SandboxFault[]): ProviderAdapter {
 
 const contentTokens = (events: StreamEvent[]): number =>
   events.filter((e) => e.type === 'delta' && typeof e.delta.content === 'string' && e.delta.content.length > 0).length;
-
-/** Collects until the stream fails; returns what arrived and the error. */
-async function collectUntilFailure(events: EventBatches): Promise<{ seen: StreamEvent[]; error: unknown }> {
-  const seen: StreamEvent[] = [];
-  try {
-    for await (const batch of events) seen.push(...batch);
-  } catch (error) {
-    return { seen, error };
-  }
-  throw new Error('expected the stream to fail');
-}
 
 async function eventually(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 2000;

@@ -37,6 +37,17 @@ export async function collect(batches: EventBatches): Promise<StreamEvent[]> {
   return out;
 }
 
+/** Collects a stream's events until it fails; returns what arrived and the error (it must fail). */
+export async function collectUntilFailure(batches: EventBatches): Promise<{ seen: StreamEvent[]; error: unknown }> {
+  const seen: StreamEvent[] = [];
+  try {
+    for await (const batch of batches) seen.push(...batch);
+  } catch (error) {
+    return { seen, error };
+  }
+  throw new Error('expected the stream to fail');
+}
+
 /** A stream's events one by one, for tests that stop part-way (leaving the loop releases the stream). */
 export async function* eachEvent(batches: EventBatches): AsyncGenerator<StreamEvent, void, undefined> {
   for await (const batch of batches) yield* batch;
