@@ -11,22 +11,6 @@ export interface Entry {
   holdId: string | null;
 }
 
-/** Zero-credit movements are skipped rather than written: the table's CHECK requires amount > 0. */
-export function appendEntry(conn: SqliteConnection, entry: Entry, now: number): void {
-  if (entry.amount === 0) return;
-  conn.run(
-    `INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    entry.accountId,
-    entry.environment,
-    entry.kind,
-    entry.amount,
-    entry.grantId,
-    entry.holdId,
-    now,
-  );
-}
-
 const ENTRY_COLUMNS = 'INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at) VALUES ';
 const ENTRY_ROW = '(?, ?, ?, ?, ?, ?, ?)';
 /** Rows per INSERT: keeps the bound parameters far under SQLite's limit and the cached statements few. */
@@ -35,8 +19,9 @@ const ROWS_PER_INSERT = 32;
 const insertOf: string[] = [];
 
 /**
- * Several entries in as few INSERTs as it takes, in order: a settle writes its `settle` and `release` rows
- * in one statement instead of one each. Zero-credit entries are skipped as in appendEntry.
+ * Entries in as few INSERTs as it takes, in order: a settle writes its `settle` and `release` rows in one
+ * statement instead of one each. Zero-credit movements are skipped rather than written: the table's CHECK
+ * requires amount > 0.
  */
 export function appendEntries(conn: SqliteConnection, entries: readonly Entry[], now: number): void {
   const rows = entries.filter((e) => e.amount !== 0);
@@ -47,4 +32,8 @@ export function appendEntries(conn: SqliteConnection, entries: readonly Entry[],
     for (const e of part) params.push(e.accountId, e.environment, e.kind, e.amount, e.grantId, e.holdId, now);
     conn.run(sql, ...params);
   }
+}
+
+export function appendEntry(conn: SqliteConnection, entry: Entry, now: number): void {
+  appendEntries(conn, [entry], now);
 }

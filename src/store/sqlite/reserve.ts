@@ -6,7 +6,7 @@ import type { SqliteConnection } from './database.js';
 import { adjustRemaining, spendableGrants } from './grants.js';
 import { findHold, insertHold } from './holds.js';
 import { keyChain } from './key-chain.js';
-import { appendEntry } from './journal.js';
+import { appendEntries } from './journal.js';
 
 /**
  * Must run inside an IMMEDIATE transaction: the key, cap and balance checks and the writes are one step,
@@ -54,9 +54,11 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
     plan.allocations,
     now,
   );
-  for (const allocation of plan.allocations) {
-    appendEntry(conn, { ...owner, kind: 'reserve', amount: allocation.amount, grantId: allocation.grantId, holdId: input.holdId }, now);
-  }
+  appendEntries(
+    conn,
+    plan.allocations.map((a) => ({ ...owner, kind: 'reserve', amount: a.amount, grantId: a.grantId, holdId: input.holdId })),
+    now,
+  );
   for (const member of budgets) addCommitted(conn, member.id, day, input.amount);
   return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt, status: 'pending' };
 }
