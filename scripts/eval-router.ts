@@ -2,21 +2,26 @@
  * `npm run eval:router`: the router's cross-validated figures on eval/routing/dev.jsonl, computed by the
  * evaluation's scorer. k-fold (stratified, 5 folds) and leave-one-source-out, at the default quality
  * bias, without and with the prompts written for svc-gateway in the training folds (never scored), and
- * a sweep of the dial. Options: --folds N, --quality-bias Q, --no-written, --loso-only, --tables (the
+ * a sweep of the dial; then the real-user prompts (eval/routing/real-features.jsonl.gz), each family held
+ * out in turn. Options: --folds N, --quality-bias Q, --no-written, --no-real, --loso-only, --tables (the
  * scorer's own tables), --errors (list the misrouted prompts).
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
 import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
-import { kFold, leaveOneSourceOut, type Probabilities } from './router/cross-validate.js';
+import { foldsOf, kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut, type Probabilities } from './router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
-import { decisions, score, type Metrics } from './router/score.js';
+import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
+import { decisions, score, scoreByLength, type Metrics, type ScoreReport } from './router/score.js';
+import { featurize } from './router/train.js';
+import { EVALUATION_ONLY_SOURCES } from './router/real-set.js';
 
 const { values } = parseArgs({
   options: {
     folds: { type: 'string', default: '5' },
     'quality-bias': { type: 'string', default: String(DEFAULT_QUALITY_BIAS) },
     'no-written': { type: 'boolean', default: false },
+    'no-real': { type: 'boolean', default: false },
     tables: { type: 'boolean', default: false },
     errors: { type: 'boolean', default: false },
     'loso-only': { type: 'boolean', default: false },
@@ -37,6 +42,9 @@ const options: TrainOptions = {
 };
 const dev = readDataset(DEV_SET);
 const written = readDataset(WRITTEN_SET);
+const real = values['no-real'] ? [] : readFeatureFile(dev);
+const realExamples = real.map((r) => r.example);
+const trainable = (i: number): boolean => !EVALUATION_ONLY_SOURCES.has((real[i] as FeatureRow).source);
 
 const pct = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 function line(name: string, m: Metrics): string {
@@ -76,4 +84,49 @@ if (!values['no-written']) variants.push([`dev + ${written.length} written promp
 for (const [name, extra] of variants) {
   if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options));
   report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options));
+}
+if (real.length > 0) {
+  const extra = values['no-written'] ? [] : written;
+  const name = `dev + ${extra.length} written + ${real.length} real-user prompts in training`;
+  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, realExamples.filter((_, i) => trainable(i))));
+  const base = featurize([...dev, ...extra]);
+  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
+  reportReal('real-user prompts, none in training (benchmarks + written only)', real, predictHeldOut(realExamples, real.map(() => 'all'), base, options));
+  if (!values['loso-only']) {
+    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, options, trainable);
+    reportReal(`real-user prompts, ${folds}-fold (in distribution, for reference)`, real, probs);
+  }
+}
+
+/** Per family (each scored as a source), pooled, and each family's confusion matrix. */
+function reportReal(title: string, rows: readonly FeatureRow[], probs: Probabilities): void {
+  const byFamily = (q: number): ScoreReport =>
+    scoreByLength(decisions(rows, probs, q), rows.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars })));
+  const r = byFamily(qualityBias);
+  console.log(`\n== ${title} (quality_bias ${qualityBias})`);
+  if (values.errors) {
+    const predicted = decisions(rows, probs, qualityBias);
+    rows.forEach((row, i) => {
+      const tier = predicted[i]?.tier;
+      if (tier === row.tier) return;
+      const p = [...(probs[i] as Float64Array)].map((x) => x.toFixed(2)).join('/');
+      console.log(`  ${row.tier}->${tier} [${p}] ${row.id}`);
+    });
+  }
+  if (values.tables) {
+    console.log(r.text);
+    return;
+  }
+  for (const [family, m] of Object.entries(r.bySource)) {
+    console.log(line(`  ${family}`, m));
+    console.log(`    confusion ${JSON.stringify(m.confusion)}`);
+  }
+  console.log(line('POOLED', r.overall));
+  console.log('confusion (rows gold fast/code/smart, cols predicted):', JSON.stringify(r.overall.confusion));
+  if (!values.sweep) return;
+  const sweep = [0, 0.3, 0.5, 0.7, 0.85, 1].map((q) => {
+    const m = byFamily(q).overall;
+    return `  q=${q}: F1 ${m.macroF1.toFixed(3)} under ${pct(m.underRouting)} over ${pct(m.overRouting)} cost ${m.costRatio?.toFixed(3)}`;
+  });
+  console.log('dial sweep:\n' + sweep.join('\n'));
 }

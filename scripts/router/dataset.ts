@@ -14,6 +14,8 @@ import { TIERS, type Tier } from '../../src/routing/auto/tier.js';
 export interface LabelledPrompt {
   id: string;
   source: string;
+  /** Real-user prompts only: the kind of place they come from (real-set.ts). */
+  family?: string;
   subset?: string;
   /** The last user turn (what the scorer prices); the whole request when `messages` is absent. */
   prompt: string;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chooseTier } from '../../src/routing/auto/decision.js';
 import { TIERS, type Tier } from '../../src/routing/auto/tier.js';
-import { DEV_SET, repoRoot, SCORER, type LabelledPrompt } from './dataset.js';
+import { DEV_SET, repoRoot, SCORER } from './dataset.js';
 import type { Probabilities } from './cross-validate.js';
 
 export interface Metrics {
@@ -32,18 +32,41 @@ export interface ScoreReport {
   text: string;
 }
 
-export function decisions(rows: readonly LabelledPrompt[], probs: Probabilities, qualityBias: number): { id: string; tier: Tier }[] {
+export function decisions(rows: readonly { id: string }[], probs: Probabilities, qualityBias: number): { id: string; tier: Tier }[] {
   return rows.map((r, i) => ({ id: r.id, tier: TIERS[chooseTier(probs[i] as Float64Array, qualityBias)] as Tier }));
 }
 
 export function score(predictions: readonly { id: string; tier: Tier }[], dataset = DEV_SET): ScoreReport {
+  return runScorer(predictions, join(repoRoot(), dataset));
+}
+
+/**
+ * Scores predictions on rows known by their length only (the real-user features carry no text): the
+ * scorer reads a row's id, source, tier and, for the cost ratio, its prompt's length in code points, so
+ * each prompt is stood in for by that many spaces.
+ */
+export function scoreByLength(
+  predictions: readonly { id: string; tier: Tier }[],
+  rows: readonly { id: string; source: string; tier: Tier; chars: number }[],
+): ScoreReport {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-router-set-'));
+  try {
+    const dataset = join(dir, 'dataset.jsonl');
+    writeFileSync(dataset, rows.map((r) => JSON.stringify({ id: r.id, source: r.source, tier: r.tier, prompt: ' '.repeat(r.chars) })).join('\n') + '\n');
+    return runScorer(predictions, dataset);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function runScorer(predictions: readonly { id: string; tier: Tier }[], datasetPath: string): ScoreReport {
   const root = repoRoot();
   const dir = mkdtempSync(join(tmpdir(), 'svc-router-'));
   try {
     const file = join(dir, 'predictions.jsonl');
     writeFileSync(file, predictions.map((p) => JSON.stringify(p)).join('\n') + '\n');
     const run = (json: boolean): string => {
-      const args = [join(root, SCORER), join(root, dataset), file, '--strict', ...(json ? ['--json'] : [])];
+      const args = [join(root, SCORER), datasetPath, file, '--strict', ...(json ? ['--json'] : [])];
       const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`score.mjs failed (${r.status}): ${r.stderr}`);
       return r.stdout;

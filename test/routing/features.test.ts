@@ -77,6 +77,26 @@ describe('router features', () => {
     expect(buf.count).toBeGreaterThan(0);
   });
 
+  it('reads Chinese and Japanese character by character, so a word is found inside any sentence', () => {
+    const WORDS = 0;
+    const wordFeatures = (text: string): Set<number> => {
+      const buf = features(text);
+      const out = new Set<number>();
+      for (let i = 0; i < buf.count; i++) if (buf.group[i] === WORDS) out.add(buf.index[i] as number);
+      return out;
+    };
+    // Six ideographs: six one-character words and five pairs (a clause read as one token would give one).
+    const six = features('我想学习编程');
+    expect(six.group.subarray(0, six.count).filter((g) => g === WORDS).length).toBe(11);
+    // "编程" (programming) in two unrelated sentences: the same features, wherever it stands.
+    const shared = [...wordFeatures('我想学习编程')].filter((f) => wordFeatures('编程很有趣，对吧？').has(f));
+    expect(shared.length).toBeGreaterThanOrEqual(3); // 编, 程, 编程
+    // Full-width punctuation separates words, like its ASCII counterparts.
+    expect(wordFeatures('你好，世界')).toEqual(wordFeatures('你好, 世界'));
+    // Latin words next to kana are still whole words.
+    expect(wordFeatures('Pythonでリストをソートする').has([...wordFeatures('Python')][0] as number)).toBe(true);
+  });
+
   it('reads at most the head and tail of a long turn: the middle cannot change the features', () => {
     const head = 'Summarize the following report in three bullet points. '.repeat(60);
     const tail = ' That is the end of the report; keep it short.'.repeat(30);

@@ -153,8 +153,20 @@ function isLetter(c: number): boolean {
   if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === CH_UNDERSCORE;
   if (c < 0xc0 || c === 0xd7 || c === 0xf7) return false;
   if (c >= 0x2000 && c <= 0x2bff) return false; // punctuation, symbols, arrows, math
+  if (c >= 0x3000 && c <= 0x303f) return false; // CJK punctuation
+  // Full-width punctuation (full-width digits and Latin letters stay letters).
+  if (c >= 0xff00 && c <= 0xff65) return (c >= 0xff10 && c <= 0xff19) || (c >= 0xff21 && c <= 0xff3a) || (c >= 0xff41 && c <= 0xff5a);
   if (c >= 0xd800 && c <= 0xdfff) return false; // emoji and other astral symbols
   return !isMathSymbol(c);
+}
+
+/**
+ * Kana and Han ideographs: Chinese and Japanese put no spaces between words, so each of these characters
+ * is read as a word of its own (its bigrams are the pairs of characters), as segmentation-free CJK text
+ * classifiers do; otherwise a whole clause would be one token never seen twice.
+ */
+function isIdeograph(c: number): boolean {
+  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xf900 && c <= 0xfaff);
 }
 
 /** Lower-cases ASCII and Latin-1 letters without allocating. */
@@ -233,12 +245,14 @@ export class Scanner {
         for (;;) {
           let kind: number;
           let c: number;
+          let ideograph = false;
           if (raw < 128) {
             kind = ASCII_KIND[raw] as number;
             c = ASCII_FOLD[raw] as number;
           } else {
             kind = K_OTHER;
             c = fold(raw);
+            ideograph = isIdeograph(raw);
           }
           if (kind === K_DIGIT) digits++;
           else if (kind === K_UPPER) camel ||= previousKind === K_LOWER;
@@ -256,7 +270,7 @@ export class Scanner {
             break;
           }
           raw = text.charCodeAt(i);
-          if (raw < 128 ? ASCII_KIND[raw] === K_NONE : !isLetter(raw)) break;
+          if (ideograph || (raw < 128 ? ASCII_KIND[raw] === K_NONE : !isLetter(raw) || isIdeograph(raw))) break;
         }
         if (digits > 0) this.add(Count.Digits, digits);
         this.endWord(hash, length, digits, stem, underscore, camel, raw);
