@@ -91,6 +91,11 @@ if (real.length > 0) {
   report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, realExamples.filter((_, i) => trainable(i))));
   const base = featurize([...dev, ...extra]);
   reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
+  reportReal(
+    'real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)',
+    real,
+    predictHeldOut(realExamples, real.map((r) => r.source), base, options, trainable),
+  );
   reportReal('real-user prompts, none in training (benchmarks + written only)', real, predictHeldOut(realExamples, real.map(() => 'all'), base, options));
   if (!values['loso-only']) {
     const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, options, trainable);

@@ -28,14 +28,19 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({ options: { mirrors: { type: 'string' }, out: { type: 'string' } } });
+const { values: opt } = parseArgs({ options: { mirrors: { type: 'string' }, out: { type: 'string' }, sample: { type: 'boolean', default: false } } });
 if (opt.mirrors === undefined) {
-  console.error('usage: node scripts/gather-router-prompts.mjs --mirrors DIR [--out FILE]');
+  console.error('usage: node scripts/gather-router-prompts.mjs --mirrors DIR [--out FILE] [--sample]');
   process.exit(2);
 }
 const MIRRORS = opt.mirrors;
 const OUT = opt.out ?? join(ROOT, '.cache', 'router', 'real-prompts.jsonl');
 const DEV = join(ROOT, 'eval', 'routing', 'dev.jsonl');
+const LABELS = join(ROOT, 'eval', 'routing', 'real-labels.jsonl');
+// By default exactly the labelled prompts are taken, by id: a copy holding more files than the one the
+// sample was drawn from (the sampled snapshots lacked files of 4 MiB and more) would otherwise draw another
+// sample. --sample draws a new one by the rules above, for a new round of labelling.
+const LABELLED = opt.sample ? null : new Set(readFileSync(LABELS, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).id));
 
 // ---------------------------------------------------------------- helpers
 function gitDir(repo) {
@@ -309,6 +314,19 @@ const gathered = [];
 for (const S of SOURCES) {
   const commit = S.commit;
   const raw = S.load(commit);
+  if (LABELLED !== null) {
+    if (S.dedupeOnly) continue;
+    const byId = new Map(raw.map((r) => [`${S.source}:${r.key}`, r]));
+    const wanted = [...LABELLED].filter((id) => id.startsWith(`${S.source}:`));
+    const missing = wanted.filter((id) => !byId.has(id));
+    if (missing.length > 0) throw new Error(`${S.source}: ${missing.length} labelled prompts not found in ${S.repo}@${commit} (${missing.slice(0, 3).join(', ')})`);
+    for (const id of wanted) {
+      const r = byId.get(id);
+      gathered.push({ id, source: S.source, family: S.family, lang: r.lang || S.lang || guessLang(r.prompt), prompt: r.prompt, repo: S.repo, commit, path: r.path, licence: S.licence });
+    }
+    summary.push({ source: S.source, family: S.family, raw: raw.length, candidates: raw.length, written: wanted.length, langs: {}, drop: {} });
+    continue;
+  }
   const drop = { length: 0, toxic: 0, attachment: 0, dup_in_source: 0, dup_other_source_or_dev: 0 };
   const cand = new Map();
   for (const r of raw) {

@@ -50,10 +50,28 @@ interface Line {
   dense: number[];
 }
 
-/** A digest of what the current extraction makes of the dev set: changes whenever the features do. */
+/**
+ * Texts in the scripts and shapes the real-user prompts have and the dev set lacks, so that a change of
+ * how they are read (Cyrillic stems, a word list in Spanish, CJK segmentation) changes the fingerprint.
+ */
+const PROBES: readonly string[] = [
+  'Как отбросить нули справа? функция replace, список, строку',
+  '¿Cómo generar un archivo csv a partir de una lista? función, cadena, número',
+  'Comment écrire une fonction récursive ? Écris un poème sur l\'été.',
+  'Wie berechne ich die Wahrscheinlichkeit? Schreib eine Funktion in Python.',
+  '我想学习编程，请帮我写一个排序函数。证明根号二是无理数。',
+  'Pythonでリストをソートする方法・人々のテキストファイル読み込み？',
+  '파이썬으로 리스트를 정렬하는 방법은?',
+  'هل ستربح روسيا الحرب؟ اكتب دالة بلغة بايثون',
+  'Ｐｙｔｈｏｎ ２０２４ 东-西 θ = π/4, ∑ x² ≤ 10',
+  '$\\int_0^1 x^2 \\, dx$ and `arr.map(x => x * 2)` in camelCase_snake',
+];
+
+/** A digest of what the current extraction makes of the dev set and the probes: changes whenever the features do. */
 export function extractionFingerprint(dev: readonly LabelledPrompt[]): string {
   const hash = createHash('sha256');
-  for (const e of featurize(dev)) {
+  const probes = PROBES.map((prompt, i): LabelledPrompt => ({ id: `probe:${i}`, source: 'probe', prompt, tier: 'fast' }));
+  for (const e of featurize([...dev, ...probes])) {
     hash.update(JSON.stringify([Array.from(e.index), Array.from(e.value), Array.from(e.dense)]));
   }
   return hash.digest('hex');
@@ -95,8 +113,9 @@ export function decodeFeatureFile(bytes: Buffer): { fingerprint: string; rows: F
   const lines = gunzipSync(bytes).toString('utf8').split('\n').filter((l) => l.trim() !== '');
   const header = JSON.parse(lines[0] ?? '{}') as Header;
   if (header.format !== FORMAT) throw new Error(`${REAL_FEATURES}: format ${String(header.format)}, expected ${FORMAT}`);
-  const rows = lines.slice(1).map((text): FeatureRow => {
+  const rows = lines.slice(1).map((text, i): FeatureRow => {
     const l = JSON.parse(text) as Line;
+    if (!TIERS.includes(l.tier) || l.index.length !== l.value.length) throw new Error(`${REAL_FEATURES}: row ${i + 1} is malformed`);
     return {
       id: l.id,
       source: l.source,

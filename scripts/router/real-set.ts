@@ -3,8 +3,8 @@
  * collections, in several languages), labelled under eval/routing/RUBRIC.md.
  *
  * Their texts are not in the repository: they stay in the public repositories they come from, at the
- * commits named in eval/routing/REAL-SOURCES.md, and `npm run data:router -- --mirrors DIR` gathers them
- * into a local cache (REAL_PROMPTS_CACHE, not committed). What is committed is ours: the labels
+ * commits named in eval/routing/REAL-SOURCES.md, and `node scripts/gather-router-prompts.mjs --mirrors DIR`
+ * gathers them into a local cache (REAL_PROMPTS_CACHE, not committed). What is committed is ours: the labels
  * (REAL_LABELS, with each prompt's sha256 so a rebuilt cache is checked against what was labelled) and the
  * features the router reads of each prompt (feature-file.ts), from which a clean clone trains and
  * cross-validates without the texts.
@@ -94,7 +94,7 @@ export function readRealLabels(): RealLabel[] {
 
 export function readRealPrompts(path = join(repoRoot(), REAL_PROMPTS_CACHE)): Map<string, RealPrompt> {
   if (!existsSync(path)) {
-    throw new Error(`${path} is missing: gather the real-user prompts first (npm run data:router -- --mirrors DIR, docs/routing.md)`);
+    throw new Error(`${path} is missing: gather the real-user prompts first (node scripts/gather-router-prompts.mjs --mirrors DIR, docs/routing.md)`);
   }
   const out = new Map<string, RealPrompt>();
   for (const line of readFileSync(path, 'utf8').split('\n')) {

@@ -93,6 +93,13 @@ describe('router features', () => {
     expect(shared.length).toBeGreaterThanOrEqual(3); // 编, 程, 编程
     // Full-width punctuation separates words, like its ASCII counterparts.
     expect(wordFeatures('你好，世界')).toEqual(wordFeatures('你好, 世界'));
+    // Full-width Latin letters are their ASCII forms; 々 is part of a word, ・ separates words.
+    expect(wordFeatures('Ｐｙｔｈｏｎ')).toEqual(wordFeatures('python'));
+    expect(wordFeatures('人々')).toEqual(wordFeatures('人 々'));
+    expect(wordFeatures('人々').size).toBe(3);
+    expect(wordFeatures('ジョン・スミス')).toEqual(wordFeatures('ジョン スミス'));
+    // A character between dashes is a word, not an operand of arithmetic.
+    expect(main(features('东-西-南-北'), Count.Arithmetic)).toBe(0);
     // Latin words next to kana are still whole words.
     expect(wordFeatures('Pythonでリストをソートする').has([...wordFeatures('Python')][0] as number)).toBe(true);
   });

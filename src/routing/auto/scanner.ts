@@ -153,7 +153,10 @@ function isLetter(c: number): boolean {
   if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === CH_UNDERSCORE;
   if (c < 0xc0 || c === 0xd7 || c === 0xf7) return false;
   if (c >= 0x2000 && c <= 0x2bff) return false; // punctuation, symbols, arrows, math
-  if (c >= 0x3000 && c <= 0x303f) return false; // CJK punctuation
+  // CJK punctuation, but not the iteration and closing marks 々 〆 〇, which are parts of words; and the
+  // katakana middle dot ・, which separates words.
+  if (c >= 0x3000 && c <= 0x303f) return c >= 0x3005 && c <= 0x3007;
+  if (c === 0x30fb) return false;
   // Full-width punctuation (full-width digits and Latin letters stay letters).
   if (c >= 0xff00 && c <= 0xff65) return (c >= 0xff10 && c <= 0xff19) || (c >= 0xff21 && c <= 0xff3a) || (c >= 0xff41 && c <= 0xff5a);
   if (c >= 0xd800 && c <= 0xdfff) return false; // emoji and other astral symbols
@@ -166,8 +169,18 @@ function isLetter(c: number): boolean {
  * classifiers do; otherwise a whole clause would be one token never seen twice.
  */
 function isIdeograph(c: number): boolean {
-  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xf900 && c <= 0xfaff);
+  return (
+    (c >= 0x3040 && c <= 0x30ff) ||
+    (c >= 0x3400 && c <= 0x4dbf) ||
+    (c >= 0x4e00 && c <= 0x9fff) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0x3005 && c <= 0x3007) ||
+    (c >= 0xff66 && c <= 0xff9f) // half-width katakana
+  );
 }
+
+/** Full-width digits and Latin letters (Ｐｙｔｈｏｎ, ２０２４) are read as their ASCII forms. */
+const FULL_WIDTH_OFFSET = 0xfee0;
 
 /** Lower-cases ASCII and Latin-1 letters without allocating. */
 function fold(c: number): number {
@@ -242,6 +255,7 @@ export class Scanner {
         let camel = false;
         let previousKind = K_NONE;
         let symbol = 0;
+        let ideographic = false;
         for (;;) {
           let kind: number;
           let c: number;
@@ -249,6 +263,10 @@ export class Scanner {
           if (raw < 128) {
             kind = ASCII_KIND[raw] as number;
             c = ASCII_FOLD[raw] as number;
+          } else if (raw >= 0xff10 && raw <= 0xff5a) {
+            // Only full-width digits and letters get here (isLetter refuses the punctuation between them).
+            kind = ASCII_KIND[raw - FULL_WIDTH_OFFSET] as number;
+            c = ASCII_FOLD[raw - FULL_WIDTH_OFFSET] as number;
           } else {
             kind = K_OTHER;
             c = fold(raw);
@@ -270,10 +288,11 @@ export class Scanner {
             break;
           }
           raw = text.charCodeAt(i);
+          ideographic = ideograph;
           if (ideograph || (raw < 128 ? ASCII_KIND[raw] === K_NONE : !isLetter(raw) || isIdeograph(raw))) break;
         }
         if (digits > 0) this.add(Count.Digits, digits);
-        this.endWord(hash, length, digits, stem, underscore, camel, raw);
+        this.endWord(hash, length, digits, stem, underscore, camel, raw, ideographic);
         continue;
       }
       if (raw === CH_BACKTICK) this.backticks++;
@@ -395,6 +414,7 @@ export class Scanner {
     underscore: boolean,
     camel: boolean,
     next: number,
+    ideographic: boolean,
   ): void {
     const isNumber = digits === length;
     const token = isNumber ? (NUMBER_TOKENS[Math.min(length, 4) - 1] as number) : hash;
@@ -417,8 +437,9 @@ export class Scanner {
     if (isNumber) this.add(Count.Numbers);
     if ((underscore && length > 2) || camel) this.add(Count.Identifier);
     if (next === CH_LPAREN && !isNumber) this.add(Count.Call);
-    // An operand is a number or a one- or two-character token such as x, 2x or n1.
-    if (isNumber || length <= 2) {
+    // An operand is a number or a one- or two-character token such as x, 2x or n1 (not a CJK character,
+    // which is a word of its own).
+    if (isNumber || (length <= 2 && !ideographic)) {
       if (this.arith === 2) this.add(Count.Arithmetic);
       this.arith = 1;
     } else {
