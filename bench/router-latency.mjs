@@ -2,7 +2,8 @@
 // svc-auto's decision latency: classifyRequest (features, model, dial), timed call by call after a warm-up,
 // on many different 4 KB prompts built from the evaluation set (prose, code, math, logic and mixtures) so
 // that no single string is cached. Goal: p99 <= 50 us on a 4 KB prompt. A second scenario adds a 2 KB
-// system prompt, six earlier turns and eight tools: the most a request makes the router read.
+// system prompt, six earlier turns and eight tools: the most a request makes the router read; a third
+// times 4 KB prompts in Chinese, Japanese and Russian.
 // Run: npm run bench:router [-- --calls N --bytes B --json]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -50,6 +51,24 @@ const conversation = single.map((r) => ({
   tools,
 }));
 
+// Chinese, Japanese and Russian: CJK is read one character at a time, so a 4 KB Chinese prompt (about
+// 1,400 characters) makes three features a character where English makes about one a word.
+const NON_LATIN = [
+  '我想学习编程，请帮我写一个排序函数，并解释它的时间复杂度。',
+  '请总结下面这篇文章的主要观点，用三句话说明。',
+  '证明根号二是无理数，并写出每一步的推理。',
+  'Pythonでリストをソートする方法を教えてください。エラーが出ます。',
+  '来週の東京旅行の計画を立ててください。予算は五万円です。',
+  'Как отбросить нули справа у числа в строке? Напишите функцию на Python.',
+  'Переведи этот текст на английский язык и исправь ошибки.',
+];
+function nonLatinPrompt() {
+  let text = '';
+  while (new TextEncoder().encode(text).length < BYTES) text += NON_LATIN[next() % NON_LATIN.length] + '\n';
+  return new TextDecoder().decode(new TextEncoder().encode(text).slice(0, BYTES)).replace(/\uFFFD+$/, '');
+}
+const nonLatin = Array.from({ length: Number(values.prompts) }, () => ({ messages: [{ role: 'user', content: nonLatinPrompt() }] }));
+
 let sink = 0;
 
 function measure(requests) {
@@ -75,11 +94,16 @@ const result = {
   goal_p99_us: 50,
   prompt_only: measure(single),
   with_context: measure(conversation),
+  non_latin: measure(nonLatin),
 };
 if (values.json) console.log(JSON.stringify(result, null, 2));
 else {
   console.log(`svc-auto decision, ${CALLS} calls per scenario over ${single.length} distinct requests, warm, ${process.version}`);
-  for (const [name, r] of [[`${BYTES}-byte prompt`, result.prompt_only], [`${BYTES}-byte prompt + 2 KB system, 6 turns, 8 tools`, result.with_context]]) {
+  for (const [name, r] of [
+    [`${BYTES}-byte prompt`, result.prompt_only],
+    [`${BYTES}-byte prompt + 2 KB system, 6 turns, 8 tools`, result.with_context],
+    [`${BYTES}-byte prompt in Chinese, Japanese, Russian`, result.non_latin],
+  ]) {
     console.log(`  ${name.padEnd(52)} p50 ${r.p50_us} us  p90 ${r.p90_us} us  p99 ${r.p99_us} us  p99.9 ${r.p999_us} us  max ${r.max_us} us`);
   }
   console.log('  goal: p99 <= 50 us on a 4 KB prompt');

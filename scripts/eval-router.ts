@@ -3,7 +3,7 @@
  * evaluation's scorer. k-fold (stratified, 5 folds) and leave-one-source-out, at the default quality
  * bias, without and with the prompts written for svc-gateway in the training folds (never scored), and
  * a sweep of the dial; then the real-user prompts (eval/routing/real-features.jsonl.gz), each family held
- * out in turn. Options: --folds N, --quality-bias Q, --no-written, --no-real, --loso-only, --tables (the
+ * out in turn. Options: --folds N, --quality-bias Q, --no-written, --no-real, --real-only, --loso-only, --tables (the
  * scorer's own tables), --errors (list the misrouted prompts).
  */
 import { parseArgs } from 'node:util';
@@ -22,11 +22,13 @@ const { values } = parseArgs({
     'quality-bias': { type: 'string', default: String(DEFAULT_QUALITY_BIAS) },
     'no-written': { type: 'boolean', default: false },
     'no-real': { type: 'boolean', default: false },
+    'real-only': { type: 'boolean', default: false },
     tables: { type: 'boolean', default: false },
     errors: { type: 'boolean', default: false },
     'loso-only': { type: 'boolean', default: false },
     'l2-hashed': { type: 'string' },
     'l2-dense': { type: 'string' },
+    'real-weight': { type: 'string' },
     'no-balance': { type: 'boolean', default: false },
     'sweep': { type: 'boolean', default: false },
   },
@@ -38,6 +40,7 @@ const options: TrainOptions = {
   ...TRAIN_OPTIONS,
   ...(values['l2-hashed'] ? { l2Hashed: Number(values['l2-hashed']) } : {}),
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
+  ...(values['real-weight'] ? { realWeight: Number(values['real-weight']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
 };
 const dev = readDataset(DEV_SET);
@@ -79,8 +82,8 @@ function report(title: string, rows: readonly LabelledPrompt[], probs: Probabili
   console.log('dial sweep:\n' + sweep.join('\n'));
 }
 
-const variants: [string, LabelledPrompt[]][] = [['dev only', []]];
-if (!values['no-written']) variants.push([`dev + ${written.length} written prompts in training`, written]);
+const variants: [string, LabelledPrompt[]][] = values['real-only'] ? [] : [['dev only', []]];
+if (!values['no-written'] && !values['real-only']) variants.push([`dev + ${written.length} written prompts in training`, written]);
 for (const [name, extra] of variants) {
   if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options));
   report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options));
@@ -88,7 +91,7 @@ for (const [name, extra] of variants) {
 if (real.length > 0) {
   const extra = values['no-written'] ? [] : written;
   const name = `dev + ${extra.length} written + ${real.length} real-user prompts in training`;
-  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, realExamples.filter((_, i) => trainable(i))));
+  if (!values['real-only']) report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, realExamples.filter((_, i) => trainable(i))));
   const base = featurize([...dev, ...extra]);
   reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
   reportReal(

@@ -129,6 +129,7 @@ export function decodeFeatureFile(bytes: Buffer): { fingerprint: string; rows: F
         label: TIERS.indexOf(l.tier),
         // Balanced by family: three sources of one family (the MCoNaLa languages) must not weigh three times.
         source: `family:${l.family}`,
+        real: true,
       },
     };
   });

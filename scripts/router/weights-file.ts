@@ -8,6 +8,8 @@ import { TIERS } from '../../src/routing/auto/tier.js';
 import { encodeBlock, type EncodedWeights } from '../../src/routing/auto/weights-codec.js';
 import { DEV_SET, readDataset, WRITTEN_SET } from './dataset.js';
 import { featurize, train, TRAIN_OPTIONS } from './train.js';
+import { readFeatureFile, REAL_FEATURES } from './feature-file.js';
+import { EVALUATION_ONLY_SOURCES } from './real-set.js';
 
 export const WEIGHTS_FILE = 'src/routing/auto/weights.generated.ts';
 
@@ -31,10 +33,14 @@ export function weightsSource(model: RouterModel, trainedOn: Record<string, numb
   );
 }
 
-/** Trains on the whole dev set plus the written prompts: the model that ships. */
+/**
+ * Trains on the whole dev set, the written prompts and the real-user prompts' committed features (but the
+ * evaluation-only sources'): the model that ships.
+ */
 export function trainShippedWeights(): string {
   const dev = readDataset(DEV_SET);
   const written = readDataset(WRITTEN_SET);
-  const model = train(featurize([...dev, ...written]));
-  return weightsSource(model, { [DEV_SET]: dev.length, [WRITTEN_SET]: written.length });
+  const real = readFeatureFile(dev).filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source));
+  const model = train(featurize([...dev, ...written]).concat(real.map((r) => r.example)));
+  return weightsSource(model, { [DEV_SET]: dev.length, [WRITTEN_SET]: written.length, [REAL_FEATURES]: real.length });
 }

@@ -37,7 +37,7 @@ describe('router features', () => {
     const buf = features('why does `items.forEach(x => total += x)` give NaN in getTotal?');
     expect(main(buf, Count.InlineCode)).toBe(1);
     expect(main(buf, Count.Call)).toBe(1);
-    expect(main(buf, Count.Identifier)).toBe(3); // forEach, NaN, getTotal
+    expect(main(buf, Count.Identifier)).toBe(4); // forEach, NaN, getTotal, and the member access items.forEach
   });
 
   it('sees a word problem without a single digit', () => {
@@ -69,6 +69,16 @@ describe('router features', () => {
     const buf = features('The well-known author wrote a long, thoughtful letter to her old friend last spring.');
     expect(main(buf, Count.Arithmetic)).toBe(0);
     expect(main(buf, Count.MathSymbol)).toBe(0);
+  });
+
+  it('reads member access as code, and prose around a full stop or an abbreviation as prose', () => {
+    expect(main(features('the report is empty after row.total and report.append(row)'), Count.Identifier)).toBe(2);
+    expect(main(features('It failed.Then it worked, e.g. on Monday, i.e. twice.'), Count.Identifier)).toBe(0);
+  });
+
+  it('reads LaTeX lines as mathematics, not as code-like lines', () => {
+    expect(main(features('Let $G$ be a graph with\n    \\sum_{v \\in V} \\deg(v) = 2|E|\nand \\frac{a}{b}\nprove it.'), Count.CodeLine)).toBe(0);
+    expect(main(features('int main() {\n    printf("%d\\n", x);\n}'), Count.CodeLine)).toBe(3);
   });
 
   it('reads non-Latin text, emoji and Greek without errors, Greek as math', () => {

@@ -90,4 +90,5 @@ export const GROUP_LABELS: readonly string[] = [
   'chit-chat words',
   'question words',
   'logic words',
+  'tech words',
 ];

@@ -11,7 +11,7 @@
  * outvote a short one by length alone.
  */
 import type { ChatMessage, ContentPart, FunctionTool } from '../../openai/chat-types.js';
-import { Dense, HASH_GROUP_COUNT } from './feature-layout.js';
+import { Dense, HASH_GROUP_COUNT, HashGroup } from './feature-layout.js';
 import { Count, COUNT_SIZE, FeatureBuffer, Region, Scanner } from './scanner.js';
 import { LEX_COUNT } from './lexicon.js';
 
@@ -139,13 +139,18 @@ export function extractFeatures(request: RoutableRequest, buf: FeatureBuffer): v
  * evidence ("prove it" is decided by "prove", not by how short texts usually begin).
  */
 const SHORT_TEXT_PRIOR = 4;
-
+/**
+ * Shapes get a stronger prior: the few shapes of a one-line prompt are those of every one-line prompt, so
+ * they tell only that it is short (a Stack Overflow title, a search query, "prove it"), not what it asks.
+ */
+const SHORT_SHAPES_PRIOR = 16;
 
 function normalise(buf: FeatureBuffer): void {
   for (let slot = 0; slot < 2 * HASH_GROUP_COUNT; slot++) {
     const n = buf.found[slot] as number;
     const weight = slot < HASH_GROUP_COUNT ? 1 : CONTEXT_WEIGHT;
-    buf.scale[slot] = n > 0 ? weight / Math.sqrt(n + SHORT_TEXT_PRIOR) : 0;
+    const prior = slot % HASH_GROUP_COUNT === HashGroup.Shapes ? SHORT_SHAPES_PRIOR : SHORT_TEXT_PRIOR;
+    buf.scale[slot] = n > 0 ? weight / Math.sqrt(n + prior) : 0;
   }
   for (let i = 0; i < buf.count; i++) {
     buf.value[i] = buf.scale[(buf.region[i] as number) * HASH_GROUP_COUNT + (buf.group[i] as number)] as number;

@@ -2,7 +2,10 @@
  * Hand-made word lists, one per kind of evidence. They matter because the model's learned word weights
  * only know the vocabulary of the training prompts: a list carries the rule ("a proof is smart work",
  * "Kotlin is a programming language") to words the training set never used. Entries are lower-case
- * words or two-word phrases; the scanner looks up every token and every pair of adjacent tokens.
+ * words or two-word phrases; the scanner looks up every token and every pair of adjacent tokens. The
+ * commonest entries of each list are also given in Spanish, French, German, Portuguese, Italian, Russian
+ * (several cases), Chinese and Japanese (two-character words, written as pairs: the scanner reads each
+ * ideograph as a token), so that a rule holds in the languages real users write in.
  */
 import { hashString } from './hashing.js';
 
@@ -22,9 +25,10 @@ export const Lex = {
   Chat: 11,
   Question: 12,
   Logic: 13,
+  Tech: 14,
 } as const;
 export type Lex = (typeof Lex)[keyof typeof Lex];
-export const LEX_COUNT = 14;
+export const LEX_COUNT = 15;
 
 /**
  * Words are separated by white space; `a_b` is the two-word phrase "a b" (the scanner splits words at
@@ -41,7 +45,19 @@ const LISTS: Record<Lex, string> = {
     iterator decorator callback thread threads mutex pointer pointers struct enum inheritance constructor
     oop binary_tree data_structure data_structures time_complexity leetcode pseudocode source_code codebase
     backend frontend microservice http_request rest_api graphql orm spreadsheet_formula excel_formula
-    sheets_formula formula_for vba macro plugin sdk ide debugger segfault null_pointer boilerplate`,
+    sheets_formula formula_for vba macro plugin sdk ide debugger segfault null_pointer boilerplate
+    código función funciones clase clases método métodos variables bucle bucles arreglo arreglos lista listas
+    cadena cadenas archivo archivos consulta consultas diccionario librería biblioteca módulo excepción
+    compilador sintaxis algoritmo função funções classe arquivo exceção fonction fonctions méthode boucle
+    tableau chaîne fichier requête bibliothèque compilateur syntaxe algorithme funktion funktionen klasse
+    methode schleife datei abfrage bibliothek kompilierfehler algorithmus codice funzione classe metodo
+    ciclo stringa libreria код кода коде функция функции функцию функций класс класса классе метод метода
+    методы переменная переменной переменные переменную цикл цикла массив массива массивы массиве список
+    списка списке списком строка строки строку строк файл файла файлы файлов файле запрос запроса
+    библиотека библиотеки модуль модуля скрипт скрипта исключение компилятор синтаксис алгоритм словарь
+    словаря объект объекта объекты элемент элементы элементов регулярное_выражение база_данных базы_данных
+    базе_данных 代_码 函_数 程_序 编_程 列_表 数_组 字_符 变_量 循_环 报_错 脚_本 接_口 类_型 对_象 调_试 编_译 算_法
+    框_架 模_块 插_件 数_据 関_数 配_列 変_数 字_列 実_装 例_外`,
   [Lex.Language]: `python javascript typescript java kotlin scala swift rust golang ruby php perl lua haskell
     elixir erlang clojure ocaml fortran cobol matlab julia dart groovy bash zsh powershell sql mysql postgres
     postgresql sqlite nosql mongodb html css scss sass jsx tsx react vue angular svelte nodejs django flask
@@ -52,7 +68,11 @@ const LISTS: Record<Lex, string> = {
     memoize vectorize transpile write_code write_function write_program write_script write_class
     write_query a_function a_program a_script a_method a_class the_function the_code this_code my_code
     function_that program_that script_that method_that function_to program_to script_to fix_this complete_this
-    convert_this`,
+    convert_this
+    implementar programar depurar compilar implementa programa_que función_que implémenter programmer
+    déboguer compiler implementieren programmieren debuggen kompilieren implementare реализовать
+    реализовать_функцию написать_функцию написать_код написать_программу напишите_функцию напиши_функцию
+    напиши_программу напишите_программу отладить скомпилировать 实_现 调_用 编_写`,
   [Lex.Keyword]: `def elif lambda import include printf println console const var let async await struct fn
     impl pub mut foreach typeof instanceof namespace usepackage documentclass begin end return returns void
     bool boolean int str len nullptr nil null none self sizeof malloc argc args kwargs init main_function
@@ -67,7 +87,16 @@ const LISTS: Record<Lex, string> = {
     proportion fraction fractions decimal how_many how_much how_long how_old how_far sqrt square_root
     cube_root squared cubed digits numerator denominator multiply multiplied divide divided subtract
     subtracted plus minus times expected_value combinatorics permutations combinations odds dice coin
-    sequence series converge diverge formula statistics gcd lcm math maths mathematical`,
+    sequence series converge diverge formula statistics gcd lcm math maths mathematical
+    ecuación ecuaciones resolver calcular cálculo integral derivada probabilidad suma producto número
+    números primo matriz vector fórmula raíz fracción porcentaje promedio équation résoudre calculer
+    calcul intégrale dérivée probabilité somme nombre nombres premier matrice vecteur pourcentage moyenne
+    gleichung lösen berechnen berechnung ableitung wahrscheinlichkeit summe zahl primzahl bruch prozent
+    durchschnitt equação cálculo derivada probabilidade soma fração porcentagem média уравнение уравнения
+    уравнений решить решите вычислить вычислите посчитать интеграл производная производную вероятность
+    сумма сумму произведение число числа чисел матрица матрицы вектор дробь процент процентов среднее
+    方_程 计_算 积_分 导_数 概_率 求_和 质_数 素_数 矩_阵 向_量 分_数 百_分 平_均 数_学 几_何 代_数 三_角 計_算 積_分
+    微_分 確_率 数_学 平_均`,
   [Lex.NumberWord]: `one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
     fifty sixty seventy eighty ninety hundred hundreds thousand thousands million millions billion half
     halves third thirds quarter quarters twice thrice double doubled triple tripled dozen dozens pair pairs
@@ -83,7 +112,10 @@ const LISTS: Record<Lex, string> = {
     contrapositive irrational rigorous rigorously formally qed iff implies implication entails entailment
     valid invalid validity premise premises conclusion syllogism fallacy fallacies logic logical logically
     tautology satisfiable propositional predicate quantifier quantifiers necessarily show_that verify_that
-    demonstrate_that if_and only_if`,
+    demonstrate_that if_and only_if
+    demostrar demuestra demuestre demostración teorema lema démontrer démontrez démonstration prouver
+    preuve théorème lemme beweisen beweise beweis provar prove demonstrar prova доказать докажите
+    доказательство теорема теоремы лемма 证_明 定_理 引_理 推_导 証_明`,
   [Lex.Reasoning]: `reason reasoning reasons step_by by_step explain_your your_reasoning think_through estimate
     estimation estimating approximately puzzle puzzles riddle riddles brainteaser infer inference determine
     figure_out work_out which_of true_or or_false uncertain paradox hypothesis counterexample analyze analyse
@@ -94,19 +126,32 @@ const LISTS: Record<Lex, string> = {
     roadmap roadmaps design designing architecture architect blueprint workflow workflows milestone
     milestones timeline timelines allocate allocation logistics phases lesson_plan business_plan
     project_plan study_plan marketing_plan meal_plan training_plan requirements specification system_design
-    scalable scalability capacity strategy strategies multi_step`,
+    scalable scalability capacity strategy strategies multi_step
+    planificar itinerario estrategia diseño arquitectura planifier itinéraire stratégie architecture
+    planen reiseplan strategie architektur planejar roteiro estratégia план плана планирование
+    спланировать расписание маршрут стратегия стратегию архитектура архитектуру 计_划 规_划 行_程 策_略 架_构
+    设_计 計_画 設_計 戦_略`,
   [Lex.SimpleTask]: `summarize summarise summary summaries summarization tldr classify classification categorize
     categorise category categories label labels sentiment positive negative neutral translate translation
     translated extract extraction paraphrase paraphrased rephrase rewrite rewritten reword proofread grammar
     grammatical spelling title titles headline headlines tweet tweets email emails caption captions keywords
     synonym synonyms antonym antonyms define definition meaning identify spam topic tone emotion fill_in
     shorten shorter bullet bullets outline slogan tagline hashtags recommend suggest describe polite formal
-    informal`,
+    informal
+    traduce traducir traducción resume resumir resumen reescribe corrige clasifica traduire traduis
+    traduction résumer résume résumé reformuler corriger übersetze übersetzen zusammenfassung zusammenfassen
+    umschreiben korrigieren traduza traduzir tradução resumir resumo reescrever переведи перевести перевод
+    перескажи резюме исправь перефразируй 翻_译 总_结 摘_要 改_写 润_色 分_类 翻_訳 要_約`,
   [Lex.Chat]: `hi hello hey thanks thank_you good_morning how_are joke jokes funny fun chat story stories poem
     poems song lyrics haiku limerick roleplay pretend imagine favorite favourite opinion advice tips feel
-    feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes`,
+    feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes
+    hola gracias chiste cuento poema canción bonjour merci blague poème chanson hallo danke witz gedicht
+    lied olá obrigado piada привет спасибо шутка шутку анекдот стих стихи стихотворение песня песню
+    рассказ 你_好 谢_谢 笑_话 故_事 诗_歌 物_語`,
   [Lex.Question]: `what who whom whose when where which why how is_it are_there tell_me what_is who_is what_are
-    name_a`,
+    name_a
+    qué quién cuándo dónde cuál cómo pourquoi comment quand quel quelle warum wann welche wie что кто
+    когда где какой какая почему как 什_么 为_什 怎_么 哪_里`,
   [Lex.Logic]: `truth truthful lies lie liar knight knave either neither nor unless whoever whenever
     nobody everyone someone no_one all_of none_of at_least at_most exactly only_if must cannot not_both
     left_of right_of leftmost rightmost second_from immediately adjacent next_to before after earlier later
@@ -114,6 +159,34 @@ const LISTS: Record<Lex, string> = {
     positions arranged arrangement fixed_order order swap swapped switch switched trade traded exchange
     exchanged consistent inconsistent contradict follows therefore hence thus deduced statements
     statement clues clue`,
+  [Lex.Tech]: `matplotlib pandas numpy scipy seaborn plotly opencv selenium beautifulsoup scrapy requests
+    flask django express nestjs spring laravel symfony jquery bootstrap tailwind webpack vite babel eslint
+    prettier jest pytest junit mocha maven gradle cmake gcc clang llvm nginx apache tomcat docker helm
+    jenkins gitlab bitbucket aws azure gcp firebase heroku vercel netlify linux ubuntu debian archlinux
+    centos fedora homebrew apt yum pacman ssh scp rsync ffmpeg imagemagick curl wget cron crontab systemd
+    systemctl vim neovim emacs vscode intellij pycharm eclipse xcode android ios unity godot redis kafka
+    rabbitmq elasticsearch mongodb mysql sqlite mssql oracle_database vba tkinter pyqt qt gtk pygame opengl
+    vulkan directx keras pytorch tensorflow huggingface langchain jupyter colab anaconda conda virtualenv
+    venv pip npm yarn pnpm nodejs deno webassembly wasm graphql grpc websocket websockets socket sockets
+    localhost tcp udp http https url urls uri dns ip_address oauth jwt cookie cookies cors csrf ajax dom
+    div divs selector selectors onclick listener listeners dataframe dataframes dict dicts tuple tuples
+    substring substrings regex index indexes indices arrays element elements attribute attributes
+    string strings integer_overflow float floats boolean booleans char chars bytes byte bytearray utf utf8
+    unicode encoding decoding hex hexadecimal base64 csv tsv xlsx parquet pdf_file stdin stdout stderr
+    async asynchronous await promise promises goroutine coroutine multithreading multiprocessing subprocess
+    thread threads mutex deadlock semaphore heap queue queues linked nullpointerexception segmentation_fault
+    typeerror valueerror keyerror indexerror syntaxerror referenceerror nameerror attributeerror traceback
+    stacktrace exception exceptions runtime compile compiler interpreter bytecode jvm dotnet nuget composer
+    gem cargo rustc crate crates package_json requirements_txt virtual_environment env_variable
+    environment_variable config configuration yml frontend backend fullstack devops ci_cd pipeline
+    pipelines repo repos branch branches merge rebase pull_request commit commits checkout gitignore
+    localhost_port api endpoint endpoints webhook webhooks microservices serverless lambda_function
+    bot telegram_bot discord_bot chatbot scraper scraping crawler parser parsing tokenizer lexer regex_pattern
+    sql_query stored_procedure foreign_key primary_key orm migration migrations schema_migration
+    spreadsheet macro macros vlookup xlookup pivot_table conditional_formatting arduino raspberry esp32
+    microcontroller firmware driver drivers kernel bios uefi bash_script powershell_script batch_file
+    exe dll apk ide sdk cli gui ui ux css3 html5 svg canvas webgl three_js react_native flutter swiftui
+    kotlin_coroutines jetpack_compose xaml wpf winforms asp_net blazor`,
 };
 
 /**

@@ -112,6 +112,7 @@ const CH_NL = 10;
 const CH_CR = 13;
 const CH_SPACE = 32;
 const CH_DOLLAR = 36;
+const CH_DOT = 46;
 const CH_PERCENT = 37;
 const CH_LPAREN = 40;
 const CH_QUESTION = 63;
@@ -182,10 +183,12 @@ function isIdeograph(c: number): boolean {
 /** Full-width digits and Latin letters (Ｐｙｔｈｏｎ, ２０２４) are read as their ASCII forms. */
 const FULL_WIDTH_OFFSET = 0xfee0;
 
-/** Lower-cases ASCII and Latin-1 letters without allocating. */
+/** Lower-cases ASCII, Latin-1 and Cyrillic letters without allocating. */
 function fold(c: number): number {
   if (c >= 65 && c <= 90) return c + 32;
   if (c >= 0xc0 && c <= 0xde && c !== 0xd7) return c + 32;
+  if (c >= 0x410 && c <= 0x42f) return c + 32; // А-Я
+  if (c >= 0x400 && c <= 0x40f) return c + 80; // Ѐ-Џ (Ё)
   return c;
 }
 
@@ -219,6 +222,7 @@ export class Scanner {
   // the current line: whether it has content and code punctuation; whether the previous one opened a block
   private lineHasContent = false;
   private lineHasSyntax = false;
+  private lineHasLatex = false;
   private lineIndentOfLine = 0;
   private previousOpens = false;
   private previousIndent = 0;
@@ -226,6 +230,7 @@ export class Scanner {
   /** 0: nothing, 1: an operand was just seen, 2: operand then operator. */
   private arith = 0;
   private lastNonSpace = 0;
+  private lastWordLength = 0;
 
   begin(buf: FeatureBuffer, region: Region): void {
     this.buf = buf;
@@ -314,6 +319,7 @@ export class Scanner {
     this.lineIndent = 0;
     this.lineHasContent = false;
     this.lineHasSyntax = false;
+    this.lineHasLatex = false;
     this.previousOpens = false;
     this.previousIndent = 0;
     this.backticks = 0;
@@ -446,6 +452,7 @@ export class Scanner {
       this.arith = 0;
     }
     this.lastNonSpace = isNumber ? S_DIGIT : S_LETTER;
+    this.lastWordLength = length;
   }
 
   private symbol(c: number, text: string, i: number, end: number): void {
@@ -466,9 +473,20 @@ export class Scanner {
     }
     if (this.atLineStart) this.lineStart();
     if (c === CH_QUESTION) this.add(Count.Questions);
+    // Member access (`row.total`, `df.head`, `os.path`): a word, a dot and a lower-case word with no space,
+    // which prose writes only by mistake ("e.g." has one-letter parts, a sentence a space after its dot).
+    if (c === CH_DOT && this.lastNonSpace === S_LETTER && this.lastWordLength >= 2 && i + 2 < end) {
+      const a = text.charCodeAt(i + 1);
+      const b = text.charCodeAt(i + 2);
+      if (a >= 97 && a <= 122 && b >= 97 && b <= 122) this.add(Count.Identifier);
+    }
     if (c === 123 || c === 125 || c === 59) this.add(Count.CodePunct);
     if (c === 40 || c === 41 || c === 91 || c === 93 || c === 123 || c === 125 || c === 61 || c === 59) this.lineHasSyntax = true;
-    if (c === CH_BACKSLASH && i + 1 < end && isLetter(text.charCodeAt(i + 1))) this.add(Count.Latex);
+    if (c === CH_BACKSLASH && i + 1 < end && isLetter(text.charCodeAt(i + 1))) {
+      this.add(Count.Latex);
+      // A command of two letters or more (`\frac`, `\sum`), not a string escape (`\n`, `\t`).
+      if (i + 2 < end && isLetter(text.charCodeAt(i + 2))) this.lineHasLatex = true;
+    }
     if ((c === CH_DOLLAR || c === 0x20ac || c === 0xa3) && i + 1 < end) {
       const n = text.charCodeAt(i + 1);
       if (n >= 48 && n <= 57) this.add(Count.Money);
@@ -492,11 +510,14 @@ export class Scanner {
   private endLine(): void {
     if (!this.lineHasContent) return;
     const last = this.lastNonSpace;
-    if (last === 123 || last === 125 || last === 59 || last === 41 || (last === 58 && this.lineHasSyntax)) this.add(Count.CodeLine);
-    this.previousOpens = last === 58 || last === 123;
+    // A line of LaTeX (`\frac{a}{b}`, `$f(x)$`) ends in braces and brackets too, and is mathematics.
+    const code = !this.lineHasLatex;
+    if (code && (last === 123 || last === 125 || last === 59 || last === 41 || (last === 58 && this.lineHasSyntax))) this.add(Count.CodeLine);
+    this.previousOpens = code && (last === 58 || last === 123);
     this.previousIndent = this.lineIndentOfLine;
     this.lineHasContent = false;
     this.lineHasSyntax = false;
+    this.lineHasLatex = false;
   }
 
   private lineStart(): void {
