@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
-import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
+import { REAL_WEIGHT_EXPERIMENT, TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
 import { foldsOf, kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut, type Probabilities } from './router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
 import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
@@ -40,9 +40,10 @@ const options: TrainOptions = {
   ...TRAIN_OPTIONS,
   ...(values['l2-hashed'] ? { l2Hashed: Number(values['l2-hashed']) } : {}),
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
-  ...(values['real-weight'] ? { realWeight: Number(values['real-weight']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
 };
+// Training with the real-user prompts (shipped without them: TRAIN_OPTIONS.realWeight) is measured at this weight.
+const withReal: TrainOptions = { ...options, realWeight: values['real-weight'] ? Number(values['real-weight']) : REAL_WEIGHT_EXPERIMENT };
 const dev = readDataset(DEV_SET);
 const written = readDataset(WRITTEN_SET);
 const real = values['no-real'] ? [] : readFeatureFile(dev);
@@ -90,18 +91,18 @@ for (const [name, extra] of variants) {
 }
 if (real.length > 0) {
   const extra = values['no-written'] ? [] : written;
-  const name = `dev + ${extra.length} written + ${real.length} real-user prompts in training`;
-  if (!values['real-only']) report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, realExamples.filter((_, i) => trainable(i))));
+  const name = `dev + ${extra.length} written + ${real.length} real-user prompts (weight ${withReal.realWeight}) in training`;
+  if (!values['real-only']) report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, withReal, realExamples.filter((_, i) => trainable(i))));
   const base = featurize([...dev, ...extra]);
-  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
+  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, withReal));
   reportReal(
     'real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)',
     real,
-    predictHeldOut(realExamples, real.map((r) => r.source), base, options, trainable),
+    predictHeldOut(realExamples, real.map((r) => r.source), base, withReal, trainable),
   );
-  reportReal('real-user prompts, none in training (benchmarks + written only)', real, predictHeldOut(realExamples, real.map(() => 'all'), base, options));
+  reportReal('real-user prompts, none in training (benchmarks + written only: the shipped model)', real, predictHeldOut(realExamples, real.map(() => 'all'), base, options));
   if (!values['loso-only']) {
-    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, options, trainable);
+    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, withReal, trainable);
     reportReal(`real-user prompts, ${folds}-fold (in distribution, for reference)`, real, probs);
   }
 }

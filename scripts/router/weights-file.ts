@@ -34,13 +34,15 @@ export function weightsSource(model: RouterModel, trainedOn: Record<string, numb
 }
 
 /**
- * Trains on the whole dev set, the written prompts and the real-user prompts' committed features (but the
- * evaluation-only sources'): the model that ships.
+ * Trains on the whole dev set, the written prompts and, when TRAIN_OPTIONS gives them a weight, the
+ * real-user prompts' committed features (but not the evaluation-only sources'): the model that ships.
  */
 export function trainShippedWeights(): string {
   const dev = readDataset(DEV_SET);
   const written = readDataset(WRITTEN_SET);
-  const real = readFeatureFile(dev).filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source));
+  const real = TRAIN_OPTIONS.realWeight === 0 ? [] : readFeatureFile(dev).filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source));
   const model = train(featurize([...dev, ...written]).concat(real.map((r) => r.example)));
-  return weightsSource(model, { [DEV_SET]: dev.length, [WRITTEN_SET]: written.length, [REAL_FEATURES]: real.length });
+  const trainedOn: Record<string, number> = { [DEV_SET]: dev.length, [WRITTEN_SET]: written.length };
+  if (real.length > 0) trainedOn[REAL_FEATURES] = real.length;
+  return weightsSource(model, trainedOn);
 }

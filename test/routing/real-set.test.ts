@@ -8,7 +8,7 @@ import { predictHeldOut } from '../../scripts/router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET } from '../../scripts/router/dataset.js';
 import { decodeFeatureFile, encodeFeatureFile, extractionFingerprint, featureRows, readFeatureFile } from '../../scripts/router/feature-file.js';
 import { EVALUATION_ONLY_SOURCES, joinRealSet, parseRealLabels, sha256Hex, type RealLabel } from '../../scripts/router/real-set.js';
-import { featurize } from '../../scripts/router/train.js';
+import { featurize, TRAIN_OPTIONS } from '../../scripts/router/train.js';
 import { TIERS } from '../../src/routing/auto/tier.js';
 
 const prompt = 'how do I reverse a list in python';
@@ -105,7 +105,8 @@ describe('evaluation-only sources', () => {
         examples,
         rows.map((r) => r.family),
         base,
-        undefined,
+        // Real prompts must weigh something here, or flipping any of them could change nothing.
+        { ...TRAIN_OPTIONS, realWeight: 1 },
         (i) => !EVALUATION_ONLY_SOURCES.has((rows[i] as (typeof rows)[number]).source),
       ).slice(koala.length);
     };

@@ -12,7 +12,7 @@ import { DEV_SET, readDataset, repoRoot, WRITTEN_SET } from '../../scripts/route
 import { readFeatureFile } from '../../scripts/router/feature-file.js';
 import { EVALUATION_ONLY_SOURCES, readRealLabels } from '../../scripts/router/real-set.js';
 import { decisions, score, scoreByLength, type Metrics } from '../../scripts/router/score.js';
-import { featurize } from '../../scripts/router/train.js';
+import { featurize, REAL_WEIGHT_EXPERIMENT, TRAIN_OPTIONS } from '../../scripts/router/train.js';
 import { trainShippedWeights, WEIGHTS_FILE } from '../../scripts/router/weights-file.js';
 import { DEFAULT_QUALITY_BIAS } from '../../src/routing/auto/decision.js';
 
@@ -69,23 +69,23 @@ describe('real-user prompts', () => {
     expect(real.some((r) => EVALUATION_ONLY_SOURCES.has(r.source))).toBe(true);
   });
 
-  it('routes the real-user prompts with the benchmarks and written prompts alone (none of them seen) no worse than the published figures', () => {
+  it('routes the real-user prompts with the shipped training (benchmarks and written prompts; none of them seen) no worse than the published figures', () => {
     const base = featurize([...dev, ...written]);
     const probs = predictHeldOut(real.map((r) => r.example), real.map(() => 'unseen'), base);
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));
     const m = scoreByLength(decisions(real, probs, DEFAULT_QUALITY_BIAS), rows).overall;
-    expect(m.macroF1).toBeGreaterThanOrEqual(0.74);
-    expect(m.underRouting).toBeLessThanOrEqual(0.19);
+    expect(m.macroF1).toBeGreaterThanOrEqual(0.73);
+    expect(m.underRouting).toBeLessThanOrEqual(0.22);
   }, TIMEOUT);
 
   // A regression floor, not the goal (macro-F1 0.90, under-routing 5%): docs/routing.md gives the distance.
   it('routes each family of real-user prompts, held out in turn, no worse than the published figures', () => {
-    const probs = leaveOneFamilyOut(real, featurize([...dev, ...written]));
+    const probs = leaveOneFamilyOut(real, featurize([...dev, ...written]), { ...TRAIN_OPTIONS, realWeight: REAL_WEIGHT_EXPERIMENT });
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));
     const m = scoreByLength(decisions(real, probs, DEFAULT_QUALITY_BIAS), rows).overall;
     expect(m.n).toBe(real.length);
-    expect(m.macroF1).toBeGreaterThanOrEqual(0.73);
-    expect(m.underRouting).toBeLessThanOrEqual(0.14);
+    expect(m.macroF1).toBeGreaterThanOrEqual(0.7);
+    expect(m.underRouting).toBeLessThanOrEqual(0.16);
     expect(m.costRatio).toBeLessThanOrEqual(0.65);
   }, TIMEOUT);
 });

@@ -35,29 +35,26 @@ export const LEX_COUNT = 15;
  * any character other than a letter, a digit or '_', so "step-by-step" is looked up as its word pairs).
  */
 const LISTS: Record<Lex, string> = {
-  [Lex.CodeNoun]: `code codes coding snippet function functions method methods class classes program programs
-    script scripts algorithm algorithms api apis endpoint endpoints regex regexp regular_expression query
-    queries sql database databases schema bug bugs compiler syntax variable variables loop loops recursion
-    recursive array arrays linked_list hashmap hash_table dictionary tuple tuples stack_trace traceback
-    exception exceptions unittest unit_test unit_tests test_cases repository repo git github commit
-    dockerfile docker kubernetes yaml json xml html css latex markdown cli terminal command_line makefile
-    webpack npm pip library libraries framework module modules runtime stdout stdin argv lambda closure
-    iterator decorator callback thread threads mutex pointer pointers struct enum inheritance constructor
-    oop binary_tree data_structure data_structures time_complexity leetcode pseudocode source_code codebase
-    backend frontend microservice http_request rest_api graphql orm spreadsheet_formula excel_formula
-    sheets_formula formula_for vba macro plugin sdk ide debugger segfault null_pointer boilerplate
-    código función funciones clase clases método métodos variables bucle bucles arreglo arreglos lista listas
-    cadena cadenas archivo archivos consulta consultas diccionario librería biblioteca módulo excepción
-    compilador sintaxis algoritmo função funções classe arquivo exceção fonction fonctions méthode boucle
-    tableau chaîne fichier requête bibliothèque compilateur syntaxe algorithme funktion funktionen klasse
-    methode schleife datei abfrage bibliothek kompilierfehler algorithmus codice funzione classe metodo
-    ciclo stringa libreria код кода коде функция функции функцию функций класс класса классе метод метода
-    методы переменная переменной переменные переменную цикл цикла массив массива массивы массиве список
-    списка списке списком строка строки строку строк файл файла файлы файлов файле запрос запроса
-    библиотека библиотеки модуль модуля скрипт скрипта исключение компилятор синтаксис алгоритм словарь
-    словаря объект объекта объекты элемент элементы элементов регулярное_выражение база_данных базы_данных
-    базе_данных 代_码 函_数 程_序 编_程 列_表 数_组 字_符 变_量 循_环 报_错 脚_本 接_口 类_型 对_象 调_试 编_译 算_法
-    框_架 模_块 插_件 数_据 関_数 配_列 変_数 字_列 実_装 例_外`,
+  [Lex.CodeNoun]: `code codes coding snippet function functions method methods class classes program programs script
+    scripts algorithm algorithms api apis endpoint endpoints regex regexp regular_expression query
+    queries sql database databases schema bug bugs compiler syntax variable variables loop loops
+    recursion recursive array arrays linked_list hashmap hash_table dictionary tuple tuples stack_trace
+    traceback exception exceptions unittest unit_test unit_tests test_cases repository repo git github
+    commit dockerfile docker kubernetes yaml json xml html css latex markdown cli terminal command_line
+    makefile webpack npm pip library libraries framework module modules runtime stdout stdin argv lambda
+    closure iterator decorator callback thread threads mutex pointer pointers struct enum inheritance
+    constructor oop binary_tree data_structure data_structures time_complexity leetcode pseudocode
+    source_code codebase backend frontend microservice http_request rest_api graphql orm
+    spreadsheet_formula excel_formula sheets_formula formula_for vba macro plugin sdk ide debugger
+    segfault null_pointer boilerplate código función funciones clase variables bucle bucles archivo
+    archivos diccionario librería biblioteca módulo excepción compilador sintaxis algoritmo função
+    funções arquivo exceção fonction fonctions fichier requête bibliothèque compilateur syntaxe
+    algorithme funktion funktionen datei abfrage bibliothek kompilierfehler algorithmus codice funzione
+    ciclo stringa код кода коде функция функции функцию функций переменная переменной переменные
+    переменную цикл цикла массив массива массивы массиве файл файла файлы файлов файле модуль модуля
+    скрипт скрипта исключение компилятор синтаксис алгоритм регулярное_выражение база_данных базы_данных
+    базе_данных 代_码 函_数 程_序 编_程 列_表 数_组 字_符 变_量 循_环 报_错 脚_本 接_口 调_试 编_译 算_法 框_架 模_块 插_件 関_数 配_列 変_数 字_列
+    実_装 例_外`,
   [Lex.Language]: `python javascript typescript java kotlin scala swift rust golang ruby php perl lua haskell
     elixir erlang clojure ocaml fortran cobol matlab julia dart groovy bash zsh powershell sql mysql postgres
     postgresql sqlite nosql mongodb html css scss sass jsx tsx react vue angular svelte nodejs django flask
@@ -78,25 +75,24 @@ const LISTS: Record<Lex, string> = {
     bool boolean int str len nullptr nil null none self sizeof malloc argc args kwargs init main_function
     group_by order_by create_table insert_into select_from where_clause`,
   [Lex.Math]: `equation equations solve solving calculate calculation compute computing integral integrals
-    derivative derivatives differentiate integrate probability probabilities sum product integer integers
-    prime primes divisible divisor remainder modulo factorial polynomial polynomials quadratic cubic matrix
-    matrices vector vectors determinant eigenvalue logarithm exponent exponential inequality
-    inequalities expression simplify evaluate arithmetic algebra geometry trigonometry calculus triangle
-    triangles circle radius diameter circumference area perimeter volume angle angles hypotenuse slope
-    intercept coordinate coordinates percent percentage average mean median variance deviation ratio
-    proportion fraction fractions decimal how_many how_much how_long how_old how_far sqrt square_root
-    cube_root squared cubed digits numerator denominator multiply multiplied divide divided subtract
-    subtracted plus minus times expected_value combinatorics permutations combinations odds dice coin
-    sequence series converge diverge formula statistics gcd lcm math maths mathematical
-    ecuación ecuaciones resolver calcular cálculo integral derivada probabilidad suma producto número
-    números primo matriz vector fórmula raíz fracción porcentaje promedio équation résoudre calculer
-    calcul intégrale dérivée probabilité somme nombre nombres premier matrice vecteur pourcentage moyenne
-    gleichung lösen berechnen berechnung ableitung wahrscheinlichkeit summe zahl primzahl bruch prozent
-    durchschnitt equação cálculo derivada probabilidade soma fração porcentagem média уравнение уравнения
-    уравнений решить решите вычислить вычислите посчитать интеграл производная производную вероятность
-    сумма сумму произведение число числа чисел матрица матрицы вектор дробь процент процентов среднее
-    方_程 计_算 积_分 导_数 概_率 求_和 质_数 素_数 矩_阵 向_量 分_数 百_分 平_均 数_学 几_何 代_数 三_角 計_算 積_分
-    微_分 確_率 数_学 平_均`,
+    derivative derivatives differentiate integrate probability probabilities sum product integer
+    integers prime primes divisible divisor remainder modulo factorial polynomial polynomials quadratic
+    cubic matrix matrices vector vectors determinant eigenvalue logarithm exponent exponential
+    inequality inequalities expression simplify evaluate arithmetic algebra geometry trigonometry
+    calculus triangle triangles circle radius diameter circumference area perimeter volume angle angles
+    hypotenuse slope intercept coordinate coordinates percent percentage average mean median variance
+    deviation ratio proportion fraction fractions decimal how_many how_much how_long how_old how_far
+    sqrt square_root cube_root squared cubed digits numerator denominator multiply multiplied divide
+    divided subtract subtracted plus minus times expected_value combinatorics permutations combinations
+    odds dice coin sequence series converge diverge formula statistics gcd lcm math maths mathematical
+    ecuación ecuaciones resolver calcular cálculo integral derivada probabilidad primo matriz vector
+    fórmula raíz fracción porcentaje promedio équation résoudre calculer calcul intégrale dérivée
+    probabilité matrice vecteur pourcentage moyenne gleichung lösen berechnen berechnung ableitung
+    wahrscheinlichkeit zahl primzahl bruch prozent durchschnitt equação cálculo derivada probabilidade
+    fração porcentagem média уравнение уравнения уравнений решить решите вычислить вычислите посчитать
+    интеграл производная производную вероятность произведение матрица матрицы вектор дробь процент
+    процентов среднее 方_程 计_算 积_分 导_数 概_率 求_和 质_数 素_数 矩_阵 向_量 百_分 平_均 数_学 几_何 代_数 三_角 計_算 積_分 微_分 確_率
+    数_学 平_均`,
   [Lex.NumberWord]: `one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
     fifty sixty seventy eighty ninety hundred hundreds thousand thousands million millions billion half
     halves third thirds quarter quarters twice thrice double doubled triple tripled dozen dozens pair pairs
@@ -109,13 +105,12 @@ const LISTS: Record<Lex, string> = {
     ounce ounces mph speed`,
   [Lex.Proof]: `prove proves proving proof proofs theorem theorems lemma lemmas corollary axiom axioms derive
     derives deriving derivation deduce deduced deduction deductive induction inductive contradiction
-    contrapositive irrational rigorous rigorously formally qed iff implies implication entails entailment
-    valid invalid validity premise premises conclusion syllogism fallacy fallacies logic logical logically
-    tautology satisfiable propositional predicate quantifier quantifiers necessarily show_that verify_that
-    demonstrate_that if_and only_if
-    demostrar demuestra demuestre demostración teorema lema démontrer démontrez démonstration prouver
-    preuve théorème lemme beweisen beweise beweis provar prove demonstrar prova доказать докажите
-    доказательство теорема теоремы лемма 证_明 定_理 引_理 推_导 証_明`,
+    contrapositive irrational rigorous rigorously formally qed iff implies implication entails
+    entailment valid invalid validity premise premises conclusion syllogism fallacy fallacies logic
+    logical logically tautology satisfiable propositional predicate quantifier quantifiers necessarily
+    show_that verify_that demonstrate_that if_and only_if demostrar demuestra demuestre demostración
+    teorema lema démontrer démontrez démonstration prouver preuve théorème lemme beweisen beweise beweis
+    provar prove demonstrar доказать докажите доказательство теорема теоремы лемма 证_明 定_理 引_理 推_导 証_明`,
   [Lex.Reasoning]: `reason reasoning reasons step_by by_step explain_your your_reasoning think_through estimate
     estimation estimating approximately puzzle puzzles riddle riddles brainteaser infer inference determine
     figure_out work_out which_of true_or or_false uncertain paradox hypothesis counterexample analyze analyse
@@ -143,11 +138,11 @@ const LISTS: Record<Lex, string> = {
     umschreiben korrigieren traduza traduzir tradução resumir resumo reescrever переведи перевести перевод
     перескажи резюме исправь перефразируй 翻_译 总_结 摘_要 改_写 润_色 分_类 翻_訳 要_約`,
   [Lex.Chat]: `hi hello hey thanks thank_you good_morning how_are joke jokes funny fun chat story stories poem
-    poems song lyrics haiku limerick roleplay pretend imagine favorite favourite opinion advice tips feel
-    feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes
+    poems song lyrics haiku limerick roleplay pretend imagine favorite favourite opinion advice tips
+    feel feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes
     hola gracias chiste cuento poema canción bonjour merci blague poème chanson hallo danke witz gedicht
-    lied olá obrigado piada привет спасибо шутка шутку анекдот стих стихи стихотворение песня песню
-    рассказ 你_好 谢_谢 笑_话 故_事 诗_歌 物_語`,
+    olá obrigado piada привет спасибо шутка шутку анекдот стих стихи стихотворение песня песню рассказ
+    你_好 谢_谢 笑_话 故_事 诗_歌 物_語`,
   [Lex.Question]: `what who whom whose when where which why how is_it are_there tell_me what_is who_is what_are
     name_a
     qué quién cuándo dónde cuál cómo pourquoi comment quand quel quelle warum wann welche wie что кто
@@ -159,44 +154,52 @@ const LISTS: Record<Lex, string> = {
     positions arranged arrangement fixed_order order swap swapped switch switched trade traded exchange
     exchanged consistent inconsistent contradict follows therefore hence thus deduced statements
     statement clues clue`,
-  [Lex.Tech]: `matplotlib pandas numpy scipy seaborn plotly opencv selenium beautifulsoup scrapy requests
-    flask django express nestjs spring laravel symfony jquery bootstrap tailwind webpack vite babel eslint
-    prettier jest pytest junit mocha maven gradle cmake gcc clang llvm nginx apache tomcat docker helm
-    jenkins gitlab bitbucket aws azure gcp firebase heroku vercel netlify linux ubuntu debian archlinux
-    centos fedora homebrew apt yum pacman ssh scp rsync ffmpeg imagemagick curl wget cron crontab systemd
-    systemctl vim neovim emacs vscode intellij pycharm eclipse xcode android ios unity godot redis kafka
-    rabbitmq elasticsearch mongodb mysql sqlite mssql oracle_database vba tkinter pyqt qt gtk pygame opengl
-    vulkan directx keras pytorch tensorflow huggingface langchain jupyter colab anaconda conda virtualenv
-    venv pip npm yarn pnpm nodejs deno webassembly wasm graphql grpc websocket websockets socket sockets
-    localhost tcp udp http https url urls uri dns ip_address oauth jwt cookie cookies cors csrf ajax dom
-    div divs selector selectors onclick listener listeners dataframe dataframes dict dicts tuple tuples
-    substring substrings regex index indexes indices arrays element elements attribute attributes
-    string strings integer_overflow float floats boolean booleans char chars bytes byte bytearray utf utf8
-    unicode encoding decoding hex hexadecimal base64 csv tsv xlsx parquet pdf_file stdin stdout stderr
-    async asynchronous await promise promises goroutine coroutine multithreading multiprocessing subprocess
-    thread threads mutex deadlock semaphore heap queue queues linked nullpointerexception segmentation_fault
-    typeerror valueerror keyerror indexerror syntaxerror referenceerror nameerror attributeerror traceback
-    stacktrace exception exceptions runtime compile compiler interpreter bytecode jvm dotnet nuget composer
-    gem cargo rustc crate crates package_json requirements_txt virtual_environment env_variable
-    environment_variable config configuration yml frontend backend fullstack devops ci_cd pipeline
-    pipelines repo repos branch branches merge rebase pull_request commit commits checkout gitignore
-    localhost_port api endpoint endpoints webhook webhooks microservices serverless lambda_function
-    bot telegram_bot discord_bot chatbot scraper scraping crawler parser parsing tokenizer lexer regex_pattern
-    sql_query stored_procedure foreign_key primary_key orm migration migrations schema_migration
-    spreadsheet macro macros vlookup xlookup pivot_table conditional_formatting arduino raspberry esp32
-    microcontroller firmware driver drivers kernel bios uefi bash_script powershell_script batch_file
-    exe dll apk ide sdk cli gui ui ux css3 html5 svg canvas webgl three_js react_native flutter swiftui
-    kotlin_coroutines jetpack_compose xaml wpf winforms asp_net blazor`,
+  [Lex.Tech]: `matplotlib numpy scipy seaborn plotly opencv beautifulsoup scrapy django nestjs laravel symfony
+    jquery webpack vite eslint pytest junit maven gradle cmake gcc clang llvm nginx tomcat docker gitlab
+    bitbucket aws gcp firebase heroku vercel netlify linux ubuntu debian archlinux centos ssh scp rsync
+    ffmpeg imagemagick wget cron crontab systemd systemctl vim neovim emacs vscode intellij pycharm
+    xcode godot redis rabbitmq elasticsearch mongodb mysql sqlite mssql oracle_database vba tkinter pyqt
+    qt gtk pygame opengl vulkan directx keras pytorch tensorflow huggingface langchain jupyter colab
+    conda virtualenv venv pip npm pnpm nodejs deno webassembly wasm graphql grpc websocket websockets
+    socket sockets localhost tcp udp http https url urls uri dns ip_address oauth jwt cors csrf div divs
+    selector selectors onclick listener listeners dataframe dataframes dict dicts tuple tuples substring
+    substrings regex arrays integer_overflow boolean booleans bytes byte bytearray utf utf8 unicode
+    encoding decoding hex hexadecimal base64 csv tsv xlsx stdin stdout stderr async asynchronous await
+    goroutine coroutine multithreading multiprocessing subprocess thread threads mutex semaphore
+    nullpointerexception segmentation_fault typeerror valueerror keyerror indexerror syntaxerror
+    referenceerror nameerror attributeerror traceback stacktrace exception exceptions runtime compile
+    compiler bytecode jvm dotnet nuget rustc package_json requirements_txt virtual_environment
+    env_variable environment_variable config configuration yml frontend backend fullstack devops ci_cd
+    repo repos rebase pull_request commit commits gitignore localhost_port api endpoint endpoints
+    webhook webhooks microservices serverless lambda_function telegram_bot discord_bot chatbot scraper
+    scraping crawler parser parsing tokenizer lexer regex_pattern sql_query stored_procedure foreign_key
+    primary_key orm schema_migration spreadsheet vlookup xlookup pivot_table conditional_formatting
+    arduino esp32 microcontroller firmware bios uefi bash_script powershell_script batch_file exe dll
+    apk ide sdk cli gui css3 html5 svg webgl three_js react_native swiftui kotlin_coroutines
+    jetpack_compose xaml wpf winforms asp_net blazor
+    spring_boot express_js raspberry_pi android_studio apache_spark device_driver linux_kernel git_branch git_merge`,
 };
 
 /**
  * Function words carry no task on their own: as unigrams their weights would only learn how each
- * training source writes, so the scanner drops them (they still count in word pairs: "how many").
+ * training source writes, so the scanner drops them (they still count in word pairs: "how many"). The
+ * Spanish, French, German, Portuguese, Italian and Russian ones matter most: nearly all the training
+ * prompts in those languages are Stack Overflow titles, and "para" or "на" must not come to mean code.
  */
 const STOP_WORDS = `a an the is are was were be been being am do does did have has had i you he she it we they me him her us
   them my your his its our their this that these those of in on at to for from by with as and or but if so than then
   there here what which who whom whose when where why how can could would should will shall may might must not no
-  yes all any some each every one into out up down over about also just only very`;
+  yes all any some each every one into out up down over about also just only very
+  el la los las un una unos unas de del al y o pero que en con por para mi mis tu su sus es son está este esta
+  ese esa lo le les se me te nos como más muy no sí ya
+  le la les un une des du de et ou mais que qui en dans avec pour par mon ma mes ton ta son sa ses est sont ce
+  cette ces je tu il elle nous vous ils elles me te se ne pas plus très oui
+  der die das den dem des ein eine einen einem einer und oder aber dass in im mit für von zu zum zur auf ist
+  sind ich du er sie es wir ihr mein meine dein sein nicht ja nein sehr auch
+  o a os as um uma de do da dos das e ou mas que em no na nos nas com por para meu minha seu sua é são
+  il lo la gli le un una di del della e o ma che in nel con per mio mia suo sua è sono non
+  и в во на с со к ко по за из от до у о об для не ни но а или что как это этот эта эти мой моя мне меня
+  ты он она мы вы они я бы же ли да нет`;
 
 /** The lexMask bit of a stop word (above the list bits). */
 export const STOP_WORD = 1 << 30;

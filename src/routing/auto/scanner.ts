@@ -113,6 +113,7 @@ const CH_CR = 13;
 const CH_SPACE = 32;
 const CH_DOLLAR = 36;
 const CH_DOT = 46;
+const CH_QUOTE = 34;
 const CH_PERCENT = 37;
 const CH_LPAREN = 40;
 const CH_QUESTION = 63;
@@ -183,6 +184,24 @@ function isIdeograph(c: number): boolean {
 /** Full-width digits and Latin letters (Ｐｙｔｈｏｎ, ２０２４) are read as their ASCII forms. */
 const FULL_WIDTH_OFFSET = 0xfee0;
 
+function isLowerAscii(c: number): boolean {
+  return c >= 97 && c <= 122;
+}
+
+function isAsciiWordChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === CH_UNDERSCORE;
+}
+
+const TOP_LEVEL_DOMAINS = new Set(['com', 'org', 'net', 'edu', 'gov', 'io', 'co', 'uk', 'de', 'fr', 'ru', 'ai', 'app', 'dev']);
+
+/** Whether the lower-case word at text[from..] is a top-level domain ending there (`com` in `youtube.com`). */
+function isTopLevelDomain(text: string, from: number, end: number): boolean {
+  let to = from;
+  while (to < end && to - from <= 3 && isLowerAscii(text.charCodeAt(to))) to++;
+  if (to < end && isAsciiWordChar(text.charCodeAt(to))) return false;
+  return TOP_LEVEL_DOMAINS.has(text.slice(from, to));
+}
+
 /** Lower-cases ASCII, Latin-1 and Cyrillic letters without allocating. */
 function fold(c: number): number {
   if (c >= 65 && c <= 90) return c + 32;
@@ -223,6 +242,7 @@ export class Scanner {
   private lineHasContent = false;
   private lineHasSyntax = false;
   private lineHasLatex = false;
+  private lineInQuotes = false;
   private lineIndentOfLine = 0;
   private previousOpens = false;
   private previousIndent = 0;
@@ -320,6 +340,7 @@ export class Scanner {
     this.lineHasContent = false;
     this.lineHasSyntax = false;
     this.lineHasLatex = false;
+    this.lineInQuotes = false;
     this.previousOpens = false;
     this.previousIndent = 0;
     this.backticks = 0;
@@ -475,17 +496,20 @@ export class Scanner {
     if (c === CH_QUESTION) this.add(Count.Questions);
     // Member access (`row.total`, `df.head`, `os.path`): a word, a dot and a lower-case word with no space,
     // which prose writes only by mistake ("e.g." has one-letter parts, a sentence a space after its dot).
-    if (c === CH_DOT && this.lastNonSpace === S_LETTER && this.lastWordLength >= 2 && i + 2 < end) {
-      const a = text.charCodeAt(i + 1);
-      const b = text.charCodeAt(i + 2);
-      if (a >= 97 && a <= 122 && b >= 97 && b <= 122) this.add(Count.Identifier);
+    // A domain name (`youtube.com`) is not code.
+    if (c === CH_DOT && this.lastNonSpace === S_LETTER && this.lastWordLength >= 2 && i > 0 && i + 2 < end && isAsciiWordChar(text.charCodeAt(i - 1))) {
+      if (isLowerAscii(text.charCodeAt(i + 1)) && isLowerAscii(text.charCodeAt(i + 2)) && !isTopLevelDomain(text, i + 1, end)) {
+        this.add(Count.Identifier);
+      }
     }
+    if (c === CH_QUOTE) this.lineInQuotes = !this.lineInQuotes;
     if (c === 123 || c === 125 || c === 59) this.add(Count.CodePunct);
     if (c === 40 || c === 41 || c === 91 || c === 93 || c === 123 || c === 125 || c === 61 || c === 59) this.lineHasSyntax = true;
     if (c === CH_BACKSLASH && i + 1 < end && isLetter(text.charCodeAt(i + 1))) {
       this.add(Count.Latex);
-      // A command of two letters or more (`\frac`, `\sum`), not a string escape (`\n`, `\t`).
-      if (i + 2 < end && isLetter(text.charCodeAt(i + 2))) this.lineHasLatex = true;
+      // A command of two letters or more (`\frac`, `\sum`) outside a quoted string, not an escape (`\n`,
+      // `"\nTotal"`).
+      if (i + 2 < end && isLetter(text.charCodeAt(i + 2)) && !this.lineInQuotes) this.lineHasLatex = true;
     }
     if ((c === CH_DOLLAR || c === 0x20ac || c === 0xa3) && i + 1 < end) {
       const n = text.charCodeAt(i + 1);
@@ -518,6 +542,7 @@ export class Scanner {
     this.lineHasContent = false;
     this.lineHasSyntax = false;
     this.lineHasLatex = false;
+    this.lineInQuotes = false;
   }
 
   private lineStart(): void {
