@@ -9,7 +9,7 @@ import { CONTEXT_WEIGHT, extractFeatures, MAIN_HEAD_CHARS, MAIN_TAIL_CHARS, type
 import { Lex } from '../../src/routing/auto/lexicon.js';
 import { scoreFeatures } from '../../src/routing/auto/model.js';
 import { routerModel } from '../../src/routing/auto/classifier.js';
-import { Count, COUNT_SIZE, FeatureBuffer, lexiconCount, Region } from '../../src/routing/auto/scanner.js';
+import { Count, COUNT_SIZE, FeatureBuffer, lexiconCount, Region, tokenHashOf, unigramIndex, wordsOf } from '../../src/routing/auto/scanner.js';
 
 function features(request: RoutableRequest | string): FeatureBuffer {
   const buf = new FeatureBuffer();
@@ -110,6 +110,10 @@ describe('router features', () => {
     expect(wordFeatures('ジョン・スミス')).toEqual(wordFeatures('ジョン スミス'));
     // A character between dashes is a word, not an operand of arithmetic.
     expect(main(features('东-西-南-北'), Count.Arithmetic)).toBe(0);
+    // The explanation splits words as the scanner does: each word it names is a feature the scanner found.
+    expect(wordsOf('我想学习Python编程，Ｐｙｔｈｏｎ')).toEqual(['我', '想', '学', '习', 'Python', '编', '程', 'Ｐｙｔｈｏｎ']);
+    const found = wordFeatures('我想学习Python编程，Ｐｙｔｈｏｎ');
+    for (const w of wordsOf('我想学习Python编程，Ｐｙｔｈｏｎ')) expect(found.has(unigramIndex(tokenHashOf(w.toLowerCase())))).toBe(true);
     // Latin words next to kana are still whole words.
     expect(wordFeatures('Pythonでリストをソートする').has([...wordFeatures('Python')][0] as number)).toBe(true);
   });

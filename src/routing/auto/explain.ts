@@ -8,7 +8,7 @@ import { scoreRequest, routerModel } from './classifier.js';
 import { decide, fastExitThreshold } from './decision.js';
 import { CLASS_COUNT, GROUP_COUNT, GROUP_LABELS } from './feature-layout.js';
 import { MAIN_HEAD_CHARS, type RoutableRequest } from './features.js';
-import { bigramIndex, isWordChar, tokenHashOf, unigramIndex } from './scanner.js';
+import { bigramIndex, tokenHashOf, unigramIndex, wordsOf } from './scanner.js';
 import { TIERS, type Tier, type TierDecision } from './tier.js';
 
 export interface Evidence {
@@ -51,20 +51,6 @@ function lastUserText(request: RoutableRequest): string {
   return '';
 }
 
-function words(text: string): string[] {
-  const out: string[] = [];
-  let start = -1;
-  for (let i = 0; i <= text.length; i++) {
-    const inWord = i < text.length && isWordChar(text.charCodeAt(i));
-    if (inWord && start < 0) start = i;
-    if (!inWord && start >= 0) {
-      out.push(text.slice(start, i).toLowerCase());
-      start = -1;
-    }
-  }
-  return out;
-}
-
 function termEvidence(request: RoutableRequest, limit: number): Evidence[] {
   const w = routerModel().hashed;
   const seen = new Map<string, Evidence>();
@@ -73,7 +59,7 @@ function termEvidence(request: RoutableRequest, limit: number): Evidence[] {
     seen.set(what, { what, toward: byTier(w, index * CLASS_COUNT) });
   };
   let previous: string | null = null;
-  for (const word of words(lastUserText(request).slice(0, MAIN_HEAD_CHARS))) {
+  for (const word of wordsOf(lastUserText(request).slice(0, MAIN_HEAD_CHARS)).map((w) => w.toLowerCase())) {
     const token = tokenHashOf(word);
     add(word, unigramIndex(token));
     if (previous !== null) add(`${previous} ${word}`, bigramIndex(tokenHashOf(previous), token));

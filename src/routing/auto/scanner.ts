@@ -619,7 +619,8 @@ export function tokenHashOf(word: string): number {
   let h = FNV_OFFSET;
   let digits = 0;
   for (let i = 0; i < word.length; i++) {
-    const c = fold(word.charCodeAt(i));
+    const raw = word.charCodeAt(i);
+    const c = fold(raw >= 0xff10 && raw <= 0xff5a ? raw - FULL_WIDTH_OFFSET : raw);
     if (c >= 48 && c <= 57) digits++;
     h = fnvStep(h, c);
   }
@@ -635,6 +636,25 @@ export function bigramIndex(previous: number, token: number): number {
 }
 
 /** Whether the scanner reads this UTF-16 code unit as part of a word. */
-export function isWordChar(c: number): boolean {
+function isWordChar(c: number): boolean {
   return isLetter(c) || (c >= 48 && c <= 57);
+}
+
+/**
+ * The words the scanner reads in a text, as strings, split by the same rules (a kana or an ideograph is a
+ * word of its own); for explanations, not used on the hot path.
+ */
+export function wordsOf(text: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : CH_SPACE;
+    const inWord = isWordChar(c);
+    if (start >= 0 && (!inWord || isIdeograph(c) || isIdeograph(text.charCodeAt(i - 1)))) {
+      out.push(text.slice(start, i));
+      start = -1;
+    }
+    if (inWord && start < 0) start = i;
+  }
+  return out;
 }
