@@ -76,9 +76,8 @@ export function kFold(
   k: number,
   extraRows: readonly LabelledPrompt[] = [],
   options: TrainOptions = TRAIN_OPTIONS,
-  extraExamples: readonly Example[] = [],
 ): Probabilities {
-  return predictHeldOut(featurize(rows), foldsOf(rows, k), featurize(extraRows).concat(extraExamples), options);
+  return predictHeldOut(featurize(rows), foldsOf(rows, k), featurize(extraRows), options);
 }
 
 export function leaveOneSourceOut(
