@@ -26,28 +26,35 @@ export function crashCase(databaseUrl: () => Promise<{ url: string; dir: string;
         [0, 1, 2].map(() => createApiKey(store.keys, { accountId: account.id, environment: 'live', name: null, dailyCreditLimit: null })),
       );
 
-      // Slow answers (~1.5 s each) so that many requests are in flight at the kill.
+      // Slow answers (~3 s each) so that many requests are in flight at the kill, even on a loaded CI machine
+      // where the 300 requests reach the instances spread over a few seconds.
       instances = await startCluster({
         databaseUrl: db.url,
         dir: db.dir,
         instances: 3,
         holdLeaseMs: LEASE_MS,
         reaperIntervalMs: 200,
-        pace: { time_to_first_token_ms: 50, tokens_per_second: 20 },
+        pace: { time_to_first_token_ms: 50, tokens_per_second: 10 },
       });
       const started = Date.now();
       const load = runLoad(instances, keys.map((k) => ({ secret: k.secret })), { requests: 300, hangUpRate: 0, maxTokens: 30 });
       // Kill once many requests hold credits, the victim's among them, so it surely dies holding some (on a
-      // loaded machine the other instances alone can reach the total first).
+      // loaded machine the other instances alone can reach the total first). If the load never gets that
+      // dense, kill at the densest moment seen for the victim rather than after its requests have drained.
       const victim = instances[0] as Instance;
       const victimKey = (keys[0] as { record: { id: string } }).record.id;
       let pendingAtKill = 0;
       let victimPending = 0;
-      for (const until = Date.now() + 10_000; (pendingAtKill < 150 || victimPending < 30) && Date.now() < until; ) {
+      let victimPeak = 0;
+      for (const until = Date.now() + 15_000; Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 20));
         pendingAtKill = await store.ledger.countPendingHolds(account.id);
         const [row] = await rawQuery<{ n: number }>(db.url, `SELECT count(*) AS n FROM holds WHERE status = 'pending' AND key_id = '${victimKey}'`);
         victimPending = Number(row?.n ?? 0);
+        if (pendingAtKill >= 150 && victimPending >= 30) break;
+        // Past the densest point: the victim's in-flight count has started to fall from a useful peak.
+        if (victimPeak >= 10 && victimPending > 0 && victimPending < victimPeak * 0.8) break;
+        victimPeak = Math.max(victimPeak, victimPending);
       }
       await stopInstance(victim, 'SIGKILL');
       const result = await load;
