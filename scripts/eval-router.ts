@@ -8,12 +8,12 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
-import { REAL_WEIGHT_EXPERIMENT, TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
+import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
 import { foldsOf, kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut, type Probabilities } from './router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
 import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
 import { decisions, score, scoreByLength, type Metrics, type ScoreReport } from './router/score.js';
-import { featurize } from './router/train.js';
+import { featurize, type Example } from './router/train.js';
 import { EVALUATION_ONLY_SOURCES } from './router/real-set.js';
 
 const { values } = parseArgs({
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     'l2-hashed': { type: 'string' },
     'l2-dense': { type: 'string' },
     'real-weight': { type: 'string' },
+    'title-weight': { type: 'string' },
     'no-balance': { type: 'boolean', default: false },
     'sweep': { type: 'boolean', default: false },
   },
@@ -41,9 +42,9 @@ const options: TrainOptions = {
   ...(values['l2-hashed'] ? { l2Hashed: Number(values['l2-hashed']) } : {}),
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
+  ...(values['real-weight'] ? { realWeight: Number(values['real-weight']) } : {}),
+  ...(values['title-weight'] ? { titleWeight: Number(values['title-weight']) } : {}),
 };
-// Training with the real-user prompts (shipped without them: TRAIN_OPTIONS.realWeight) is measured at this weight.
-const withReal: TrainOptions = { ...options, realWeight: values['real-weight'] ? Number(values['real-weight']) : REAL_WEIGHT_EXPERIMENT };
 const dev = readDataset(DEV_SET);
 const written = readDataset(WRITTEN_SET);
 const real = values['no-real'] ? [] : readFeatureFile(dev);
@@ -83,26 +84,34 @@ function report(title: string, rows: readonly LabelledPrompt[], probs: Probabili
   console.log('dial sweep:\n' + sweep.join('\n'));
 }
 
-const variants: [string, LabelledPrompt[]][] = values['real-only'] ? [] : [['dev only', []]];
-if (!values['no-written'] && !values['real-only']) variants.push([`dev + ${written.length} written prompts in training`, written]);
-for (const [name, extra] of variants) {
-  if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options));
-  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options));
+const trainableReal = realExamples.filter((_, i) => trainable(i));
+const variants: [string, LabelledPrompt[], Example[]][] = values['real-only'] ? [] : [['dev only', [], []]];
+if (!values['no-written'] && !values['real-only']) variants.push([`dev + ${written.length} written prompts in training`, written, []]);
+if (real.length > 0 && !values['real-only']) {
+  const extra = values['no-written'] ? [] : written;
+  const name = `dev + ${extra.length} written + ${trainableReal.length} real-user prompts (weight ${options.realWeight}, titles x${options.titleWeight}) in training: the shipped training`;
+  variants.push([name, extra, trainableReal]);
+}
+for (const [name, extra, extraExamples] of variants) {
+  if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options, extraExamples));
+  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, extraExamples));
 }
 if (real.length > 0) {
   const extra = values['no-written'] ? [] : written;
-  const name = `dev + ${extra.length} written + ${real.length} real-user prompts (weight ${withReal.realWeight}) in training`;
-  if (!values['real-only']) report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, withReal, realExamples.filter((_, i) => trainable(i))));
   const base = featurize([...dev, ...extra]);
-  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, withReal));
+  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
   reportReal(
     'real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)',
     real,
-    predictHeldOut(realExamples, real.map((r) => r.source), base, withReal, trainable),
+    predictHeldOut(realExamples, real.map((r) => r.source), base, options, trainable),
   );
-  reportReal('real-user prompts, none in training (benchmarks + written only: the shipped model)', real, predictHeldOut(realExamples, real.map(() => 'all'), base, options));
+  reportReal(
+    'real-user prompts, none in training (benchmarks + written only: the model before it was trained on them)',
+    real,
+    predictHeldOut(realExamples, real.map(() => 'all'), base, options),
+  );
   if (!values['loso-only']) {
-    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, withReal, trainable);
+    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, options, trainable);
     reportReal(`real-user prompts, ${folds}-fold (in distribution, for reference)`, real, probs);
   }
 }

@@ -76,8 +76,9 @@ export function kFold(
   k: number,
   extraRows: readonly LabelledPrompt[] = [],
   options: TrainOptions = TRAIN_OPTIONS,
+  extraExamples: readonly Example[] = [],
 ): Probabilities {
-  return predictHeldOut(featurize(rows), foldsOf(rows, k), featurize(extraRows), options);
+  return predictHeldOut(featurize(rows), foldsOf(rows, k), featurize(extraRows).concat(extraExamples), options);
 }
 
 export function leaveOneSourceOut(

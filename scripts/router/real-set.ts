@@ -22,6 +22,11 @@ export const REAL_LABELS = 'eval/routing/real-labels.jsonl';
  * (its README), so no model, shipped or cross-validated, learns from it.
  */
 export const EVALUATION_ONLY_SOURCES: ReadonlySet<string> = new Set(['koala-test']);
+/**
+ * Families whose texts are titles or search queries rather than messages typed to an assistant: a register
+ * of its own, whose short texts without code words are mostly code questions (Stack Overflow titles).
+ */
+export const TITLE_FAMILIES: ReadonlySet<string> = new Set(['qa-forum-code', 'qa-forum-code-multilingual']);
 export const REAL_PROMPTS_CACHE = '.cache/router/real-prompts.jsonl';
 
 export interface Verdict {

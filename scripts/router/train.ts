@@ -10,6 +10,7 @@ import { FeatureBuffer } from '../../src/routing/auto/scanner.js';
 import { TIERS } from '../../src/routing/auto/tier.js';
 import { requestOf, type LabelledPrompt } from './dataset.js';
 import { minimise } from './lbfgs.js';
+import { TITLE_FAMILIES } from './real-set.js';
 
 export interface TrainOptions {
   /** L2 penalty on the hashed n-gram weights: they are many and specific, so held short. */
@@ -23,19 +24,27 @@ export interface TrainOptions {
    */
   balanceSources: boolean;
   /**
-   * How much a real-user prompt counts against a benchmark or written one of the same balanced weight.
-   * 0 in the shipped model for now: trained on them even at 0.1, the model sends short everyday prompts
-   * with little evidence ("knit a scarf with chunky yarn") to svc-code, because most short real prompts
-   * it learns from are Stack Overflow titles (docs/routing.md, "Real-user prompts"). The cross-validated
-   * figures of training with them use REAL_WEIGHT_EXPERIMENT.
+   * How much a real-user prompt counts against a benchmark or written one of the same balanced weight
+   * (real prompts are balanced by family, not by source: the three MCoNaLa languages are one family).
    */
   realWeight: number;
+  /**
+   * A further multiplier for the families of titles (TITLE_FAMILIES: Stack Overflow titles). Their short
+   * texts without a code word are nearly all code questions, while a short message typed to an assistant
+   * without one is nearly always not (docs/routing.md, "Real-user prompts"); at full weight they teach
+   * that any short prompt without evidence may be code, and "knit a scarf with chunky yarn" goes to svc-code.
+   */
+  titleWeight: number;
 }
 
-/** The weight of real-user prompts in the cross-validated figures of training with them. */
-export const REAL_WEIGHT_EXPERIMENT = 0.3;
-
-export const TRAIN_OPTIONS: TrainOptions = { l2Hashed: 3e-4, l2Dense: 3e-4, iterations: 300, balanceSources: true, realWeight: 0 };
+export const TRAIN_OPTIONS: TrainOptions = {
+  l2Hashed: 3e-4,
+  l2Dense: 3e-4,
+  iterations: 300,
+  balanceSources: true,
+  realWeight: 0.3,
+  titleWeight: 0.25,
+};
 
 export interface Example {
   index: Int32Array;
@@ -73,13 +82,19 @@ export function featurize(rows: readonly LabelledPrompt[]): Example[] {
   });
 }
 
-function exampleWeights(examples: readonly Example[], balance: boolean, realWeight: number): Float64Array {
+function exampleWeights(
+  examples: readonly Example[],
+  balance: boolean,
+  realWeight: number,
+  titleWeight = 1,
+): Float64Array {
   const perSource = new Map<string, number>();
   for (const e of examples) perSource.set(e.source, (perSource.get(e.source) ?? 0) + 1);
   const w = new Float64Array(examples.length);
   let total = 0;
   examples.forEach((e, i) => {
-    w[i] = (balance ? 1 / Math.sqrt(perSource.get(e.source) as number) : 1) * (e.real === true ? realWeight : 1);
+    const family = e.real === true && TITLE_FAMILIES.has(e.source.replace(/^family:/, '')) ? titleWeight : 1;
+    w[i] = (balance ? 1 / Math.sqrt(perSource.get(e.source) as number) : 1) * (e.real === true ? realWeight * family : 1);
     total += w[i] as number;
   });
   for (let i = 0; i < w.length; i++) w[i] = (w[i] as number) / total;
@@ -163,7 +178,7 @@ function makeObjective(examples: readonly Example[], weights: Float64Array, opti
 
 export function train(examples: readonly Example[], options: TrainOptions = TRAIN_OPTIONS): RouterModel {
   if (CLASS_COUNT !== 3) throw new Error('the trainer is written for three tiers');
-  const objective = makeObjective(examples, exampleWeights(examples, options.balanceSources, options.realWeight), options);
+  const objective = makeObjective(examples, exampleWeights(examples, options.balanceSources, options.realWeight, options.titleWeight), options);
   const theta = minimise(objective, new Float64Array(PARAM_COUNT), options.iterations);
   const model = emptyModel();
   model.hashed.set(theta.subarray(0, HASHED_PARAMS));

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyRequest, type RoutableRequest } from '../../src/routing/auto/classifier.js';
 import type { Tier } from '../../src/routing/auto/tier.js';
+import { EVERYDAY_PROMPTS } from '../../scripts/router/everyday-prompts.js';
 
 const user = (content: string): RoutableRequest => ({ messages: [{ role: 'user', content }] });
 const tierOf = (request: RoutableRequest | string, bias = 0.7): Tier =>
@@ -48,6 +49,15 @@ describe('svc-auto classifier', () => {
     'I found a great video on youtube.com and google.com about it',
   ])('keeps an everyday prompt whose words are also tech words out of svc-code: %s', (prompt) => {
     expect(tierOf(prompt)).not.toBe('code');
+  });
+
+  // Trained on real-user prompts, among them many short Stack Overflow titles, the model must still see a short
+  // everyday message as such (docs/routing.md, "How much the real prompts weigh"): a regression floor.
+  it('sends at most 2 of 41 short everyday prompts to svc-code, and none to svc-smart', () => {
+    const tiers = EVERYDAY_PROMPTS.map((p) => tierOf(p));
+    expect(EVERYDAY_PROMPTS).toHaveLength(41);
+    expect(tiers.filter((t) => t === 'code').length).toBeLessThanOrEqual(2);
+    expect(tiers.filter((t) => t === 'smart')).toEqual([]);
   });
 
   it('reads code inside prose as code', () => {

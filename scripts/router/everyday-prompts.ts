@@ -1,0 +1,50 @@
+/**
+ * Short everyday prompts, in several languages, that a person types to an assistant: none needs code or deep
+ * reasoning, and several share words with tech ("pandas", "express", "router", "lista"). They guard the
+ * weight given to the real-user prompts in training (docs/routing.md): those prompts teach that a short text
+ * without evidence may be a coding question, and too much of that sends these to svc-code.
+ * The first 14 were written while building the word lists, the rest afterwards, before choosing the weights.
+ */
+export const EVERYDAY_PROMPTS: readonly string[] = [
+  'Tell me some fun facts about pandas',
+  'knit a scarf with chunky yarn',
+  'What macros should I eat when cutting?',
+  'Who is the best composer of the baroque era?',
+  'What are the elements of a good essay?',
+  'My driver license expired last month, what do I do?',
+  'What does express mail cost?',
+  'Give me a chocolate chip cookies recipe',
+  'Dame un nombre para mi perro',
+  'Mon premier jour en classe',
+  'Tengo una consulta sobre la lista de la compra',
+  'Ich habe eine Frage zu meiner Klasse',
+  'Напиши список покупок на неделю',
+  'I found a great video on youtube.com and google.com about it',
+  'how do I get red wine out of a carpet',
+  'best way to keep basil alive indoors',
+  'ideas for a 10 year old birthday party',
+  'what should I name my new kitten',
+  'translate good morning into italian',
+  'how long do I boil an egg',
+  'write a short poem about autumn leaves',
+  'is it safe to fly while pregnant',
+  'how to fold a fitted sheet',
+  'recommend a good sci-fi book',
+  'how to remove a stripped screw',
+  'how to change a bike tire',
+  'why is the sky blue',
+  'what to pack for a weekend in Paris',
+  'how do I ask my boss for a raise',
+  'cómo quitar manchas de café de la ropa',
+  'comment faire une pâte à crêpes',
+  'wie lange hält gekochter Reis im Kühlschrank',
+  'как приготовить борщ',
+  '周末去哪里玩比较好',
+  '今日の夕食のおすすめは？',
+  'suggest a caption for my beach photo',
+  'help me write a thank you note to my neighbour',
+  'how do I set up a new iPhone',
+  'my laptop is running slow, what can I do',
+  'how to reset my router',
+  'what is the difference between a virus and bacteria',
+];
