@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
-import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
+import { REAL_EXPERIMENT, TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
 import { foldsOf, kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut, type Probabilities } from './router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
 import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
@@ -42,6 +42,12 @@ const options: TrainOptions = {
   ...(values['l2-hashed'] ? { l2Hashed: Number(values['l2-hashed']) } : {}),
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
+};
+// The shipped model is not trained on the real-user prompts (TRAIN_OPTIONS.realWeight 0); the figures of
+// training with them use REAL_EXPERIMENT, or --real-weight and --title-weight.
+const withReal: TrainOptions = {
+  ...options,
+  ...REAL_EXPERIMENT,
   ...(values['real-weight'] ? { realWeight: Number(values['real-weight']) } : {}),
   ...(values['title-weight'] ? { titleWeight: Number(values['title-weight']) } : {}),
 };
@@ -89,29 +95,30 @@ const variants: [string, LabelledPrompt[], Example[]][] = values['real-only'] ? 
 if (!values['no-written'] && !values['real-only']) variants.push([`dev + ${written.length} written prompts in training`, written, []]);
 if (real.length > 0 && !values['real-only']) {
   const extra = values['no-written'] ? [] : written;
-  const name = `dev + ${extra.length} written + ${trainableReal.length} real-user prompts (weight ${options.realWeight}, titles x${options.titleWeight}) in training: the shipped training`;
+  const name = `dev + ${extra.length} written + ${trainableReal.length} real-user prompts (weight ${withReal.realWeight}, titles x${withReal.titleWeight}) in training`;
   variants.push([name, extra, trainableReal]);
 }
 for (const [name, extra, extraExamples] of variants) {
-  if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, options, extraExamples));
-  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, options, extraExamples));
+  const opts = extraExamples.length > 0 ? withReal : options;
+  if (!values['loso-only']) report(`${folds}-fold, ${name}`, dev, kFold(dev, folds, extra, opts, extraExamples));
+  report(`leave-one-source-out, ${name}`, dev, leaveOneSourceOut(dev, extra, opts, extraExamples));
 }
 if (real.length > 0) {
   const extra = values['no-written'] ? [] : written;
   const base = featurize([...dev, ...extra]);
-  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, options));
+  reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, withReal));
   reportReal(
     'real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)',
     real,
-    predictHeldOut(realExamples, real.map((r) => r.source), base, options, trainable),
+    predictHeldOut(realExamples, real.map((r) => r.source), base, withReal, trainable),
   );
   reportReal(
-    'real-user prompts, none in training (benchmarks + written only: the model before it was trained on them)',
+    'real-user prompts, none in training (benchmarks + written only: the shipped model)',
     real,
     predictHeldOut(realExamples, real.map(() => 'all'), base, options),
   );
   if (!values['loso-only']) {
-    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, options, trainable);
+    const probs = predictHeldOut(realExamples, foldsOf(real, folds), base, withReal, trainable);
     reportReal(`real-user prompts, ${folds}-fold (in distribution, for reference)`, real, probs);
   }
 }

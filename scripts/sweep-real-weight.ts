@@ -1,8 +1,9 @@
 /**
  * How much the real-user prompts should weigh in training: for each (realWeight, titleWeight) pair, how many
  * everyday prompts (router/everyday-prompts.ts) the model trained that way sends to svc-code or svc-smart and,
+ * its accuracy on the review set (eval/routing/review.jsonl, or --extra FILE relative to the repository) and,
  * with --lofo, its pooled leave-one-family-out figures on the real-user prompts. The shipped pair is in
- * TRAIN_OPTIONS (router/train.ts); docs/routing.md gives the sweep that chose it.
+ * TRAIN_OPTIONS (router/train.ts); docs/routing.md gives the sweep.
  *
  *   npx tsc -p tsconfig.scripts.json && node .cache/scripts/scripts/sweep-real-weight.js \
  *     [--pairs 0.3:1,0.3:0.25,1:0.1] [--lofo] [--show]
@@ -12,7 +13,7 @@ import { chooseTier, DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.j
 import { TIERS } from '../src/routing/auto/tier.js';
 import { quantise } from '../src/routing/auto/weights-codec.js';
 import { leaveOneFamilyOut, predict } from './router/cross-validate.js';
-import { DEV_SET, readDataset, WRITTEN_SET } from './router/dataset.js';
+import { DEV_SET, readDataset, REVIEW_SET, WRITTEN_SET } from './router/dataset.js';
 import { EVERYDAY_PROMPTS } from './router/everyday-prompts.js';
 import { readFeatureFile } from './router/feature-file.js';
 import { EVALUATION_ONLY_SOURCES } from './router/real-set.js';
@@ -21,9 +22,11 @@ import { featurize, train, TRAIN_OPTIONS, type TrainOptions } from './router/tra
 
 const { values } = parseArgs({
   options: {
-    pairs: { type: 'string', default: `0:1,0.1:1,0.3:1,1:1,0.3:0.5,0.3:0.25,0.3:0.1,1:0.25,1:0.1` },
+    pairs: { type: 'string', default: '0:1,0.1:1,0.3:1,1:1,0.3:0.5,0.3:0.25,0.3:0.1,0.3:0,0.1:0.25,0.1:0.1,1:0.25,1:0.1' },
     lofo: { type: 'boolean', default: false },
     show: { type: 'boolean', default: false },
+    // A labelled set (dataset.ts's format) to score each model on as well: accuracy, under, over.
+    extra: { type: 'string', default: REVIEW_SET },
   },
 });
 const dev = readDataset(DEV_SET);
@@ -31,6 +34,8 @@ const real = readFeatureFile(dev);
 const base = featurize([...dev, ...readDataset(WRITTEN_SET)]);
 const trainableReal = real.filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source)).map((r) => r.example);
 const probes = featurize(EVERYDAY_PROMPTS.map((prompt, i) => ({ id: `everyday:${i}`, source: 'everyday', tier: 'fast' as const, prompt })));
+const extraRows = values.extra ? readDataset(values.extra) : [];
+const extra = featurize(extraRows);
 const pct = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 
 for (const pair of values.pairs.split(',')) {
@@ -46,6 +51,17 @@ for (const pair of values.pairs.split(',')) {
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));
     const m = scoreByLength(decisions(real, held, DEFAULT_QUALITY_BIAS), rows).overall;
     line += `; leave-one-family-out macro-F1 ${m.macroF1.toFixed(3)}, under ${pct(m.underRouting)}, over ${pct(m.overRouting)}, cost ${m.costRatio?.toFixed(3)}`;
+  }
+  if (extraRows.length > 0) {
+    const got = predict(model, extra).map((p) => TIERS[chooseTier(p, DEFAULT_QUALITY_BIAS)]);
+    let right = 0, under = 0, over = 0, hard = 0, easy = 0;
+    extraRows.forEach((r, i) => {
+      if (r.tier === 'fast') easy++; else hard++;
+      if (got[i] === r.tier) right++;
+      else if (got[i] === 'fast') under++;
+      else if (r.tier === 'fast') over++;
+    });
+    line += `; ${values.extra}: accuracy ${pct(right / extraRows.length)}, under ${under}/${hard}, over ${over}/${easy}`;
   }
   console.log(line);
   if (values.show) {

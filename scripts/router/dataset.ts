@@ -38,6 +38,8 @@ export function repoRoot(): string {
 
 export const DEV_SET = 'eval/routing/dev.jsonl';
 export const WRITTEN_SET = 'eval/routing/written.jsonl';
+/** Prompts a reviewer wrote to find a retraining's regressions: never trained on (eval/routing/PROVENANCE.md). */
+export const REVIEW_SET = 'eval/routing/review.jsonl';
 export const SCORER = 'eval/routing/score.mjs';
 
 export function parseDataset(text: string, name: string): LabelledPrompt[] {
