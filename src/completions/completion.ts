@@ -11,6 +11,7 @@ import { promptTokensFor, type Quote } from '../billing/quote.js';
 import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
+import { eitherSignal } from '../core/either-signal.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
@@ -97,7 +98,7 @@ export class Completion {
     private readonly meter: Meter,
   ) {
     this.created = Math.floor(deps.clock.now() / 1000);
-    const signal = AbortSignal.any([spec.clientSignal, this.stop.signal]);
+    const signal = eitherSignal(spec.clientSignal, this.stop.signal);
     const unservable = spec.quote.unservableTargets;
     const targets = unservable.length === 0 ? spec.route.targets : spec.route.targets.filter((t) => !unservable.includes(targetKey(t)));
     this.failover = new FailoverStream({
