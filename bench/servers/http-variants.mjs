@@ -50,3 +50,5 @@ if (variant === 'node-http') {
   process.exit(2);
 }
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ ready: true, port: server.address().port })}\n`));
+// Exit on a signal (so that --cpu-prof writes its profile).
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
