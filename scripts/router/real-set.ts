@@ -23,8 +23,8 @@ export const REAL_LABELS = 'eval/routing/real-labels.jsonl';
  */
 export const EVALUATION_ONLY_SOURCES: ReadonlySet<string> = new Set(['koala-test']);
 /**
- * Families whose texts are titles or search queries rather than messages typed to an assistant: a register
- * of its own, whose short texts without code words are mostly code questions (Stack Overflow titles).
+ * Families whose texts are question titles rather than messages typed to an assistant (Stack Overflow's): a
+ * register of its own, whose short texts without code words are nearly all code questions.
  */
 export const TITLE_FAMILIES: ReadonlySet<string> = new Set(['qa-forum-code', 'qa-forum-code-multilingual']);
 export const REAL_PROMPTS_CACHE = '.cache/router/real-prompts.jsonl';
