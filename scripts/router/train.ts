@@ -88,12 +88,7 @@ export function featurize(rows: readonly LabelledPrompt[]): Example[] {
   });
 }
 
-function exampleWeights(
-  examples: readonly Example[],
-  balance: boolean,
-  realWeight: number,
-  titleWeight = 1,
-): Float64Array {
+function exampleWeights(examples: readonly Example[], balance: boolean, realWeight: number, titleWeight: number): Float64Array {
   const perSource = new Map<string, number>();
   for (const e of examples) perSource.set(e.source, (perSource.get(e.source) ?? 0) + 1);
   const w = new Float64Array(examples.length);
