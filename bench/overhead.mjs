@@ -25,6 +25,10 @@
 // stream, as the product does (an openai-compatible provider streams from its upstream unless
 // `upstream_streaming: false`); json makes that one plain JSON call. Every gateway figure is then reported
 // as a ratio to the floor and to the limit gateway. --no-limit skips it.
+// With postgres among --stores, the limit gateway on PostgreSQL (bench/servers/limit-gateway-postgres.mjs,
+// `limit-postgres`: the same work with its ledger in a schema of its own, its server backends pinned like the
+// gateway's) is measured too, and the gateway on PostgreSQL is a ratio to it rather than to the SQLite one:
+// the issue's PostgreSQL goal is against a limit on the same database.
 //
 // --free-ledger adds, after each store's gateway, the same gateway with its ledger answering at once
 // (bench/lib/free-ledger.mjs, preloaded): `gateway-<store>-free-ledger`, the most any ledger design could
@@ -54,6 +58,7 @@ import {
   startFloor,
   startGatewayProcess,
   startLimitGateway,
+  startLimitGatewayPostgres,
   startUpstream,
 } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
@@ -222,6 +227,22 @@ async function main() {
       if (results.targets.limit && said) results.targets.limit.onStop = said;
       if (stopped && stopped.code !== 0 && stopped.signal !== 'SIGTERM') console.log(`  limit gateway exited ${stopped.signal ?? stopped.code}`);
     }
+    if (WITH_LIMIT && STORES.includes('postgres')) {
+      const limit = await startLimitGatewayPostgres(plan, upstream.port, { model: MODEL });
+      cleanups.push(() => limit.cleanup());
+      try {
+        console.log('limit gateway on postgres (its own schema):');
+        const headers = { authorization: `Bearer ${limit.key}` };
+        const problems = await checkPeerAnswers(limit.port, headers, bodies, upstream.port);
+        if (problems.length > 0) throw new BenchFailure(`the PostgreSQL limit gateway does not give the upstream's answer:\n  ${problems.join('\n  ')}\n${limit.stderrTail()}`);
+        const pinDatabase = async () => {
+          if (plan.pinned) await limit.pinBackends(plan.load);
+        };
+        results.targets['limit-postgres'] = await measure('limit-postgres', limit, bodies, { auth: limit.key, afterWarmup: pinDatabase });
+      } finally {
+        await limit.stop();
+      }
+    }
 
     for (const name of PEER_NAMES) {
       const { proc, headers } = await startPeer(name, plan, upstream.port);
@@ -288,16 +309,22 @@ async function main() {
   console.log(`\nresults: ${out}`);
 }
 
+/** The limit a target is a ratio to: on PostgreSQL, the PostgreSQL limit gateway when it was measured. */
+function limitFor(results, target) {
+  const onPostgres = target.startsWith('gateway-postgres') && results.targets['limit-postgres'] !== undefined;
+  return onPostgres ? 'limit-postgres' : 'limit';
+}
+
 /**
  * Every target's figures next to the floor's and, when it was measured, the limit gateway's, point by
  * point: `...Ratio` to the floor, `...RatioLimit` to the limit gateway (absent with --no-limit).
  */
 function summarize(results) {
   const floor = results.targets.floor;
-  const limit = results.targets.limit ?? null;
   const direct = results.targets.upstream;
   const rows = [];
   for (const [name, t] of Object.entries(results.targets)) {
+    const limit = results.targets[limitFor(results, name)] ?? null;
     for (const p of POINTS) {
       const k = pointKey(p);
       const x = t.points[k];
@@ -371,9 +398,10 @@ function goals(results) {
       out.push({ goal: `${target} ${mode} throughput >= ${min}x the limit gateway's`, value: worst, pass: worst >= min });
     };
     for (const mode of MODES) againstLimit('gateway-sqlite', mode, 0.8);
+    // rpsRatioLimit is to the PostgreSQL limit gateway when it was measured (limitFor).
     for (const mode of MODES) againstLimit('gateway-postgres', mode, 0.5);
-    const limitAt128 = pick('limit', (r) => r.point.endsWith('@128'));
     for (const target of ['gateway-sqlite', 'gateway-postgres']) {
+      const limitAt128 = pick(limitFor(results, target), (r) => r.point.endsWith('@128'));
       for (const r of pick(target, (r) => r.point.endsWith('@1'))) {
         out.push({ goal: `${target} ${r.point.split('@')[0]} sequential added p50 <= 1.5x the limit gateway's`, value: r.addedP50RatioLimit, pass: r.addedP50RatioLimit <= 1.5 });
       }

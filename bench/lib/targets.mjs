@@ -1,7 +1,8 @@
 // The processes a bench run starts: the upstream, the floor proxy and the gateway (through its own CLI, as
 // an operator runs it), with a database of its own: a temporary SQLite file, or a fresh PostgreSQL schema
 // that is dropped afterwards. Accounts, credits and the key are made with the CLI too. And the limit
-// gateway (../shared/bench/limit-gateway.mjs), a reference target with a SQLite file of its own.
+// gateway (../shared/bench/limit-gateway.mjs), a reference target with a SQLite file of its own, and its
+// PostgreSQL counterpart (bench/servers/limit-gateway-postgres.mjs) in a schema of its own.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,65 @@ export async function startLimitGateway(plan, upstreamPort, { model, upstream = 
   proc.key = ready.key;
   proc.options = ready.options ?? null;
   proc.cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  return proc;
+}
+
+/**
+ * The limit gateway on PostgreSQL (bench/servers/limit-gateway-postgres.mjs, ours): the same work with its
+ * ledger on the database the product's PostgreSQL store uses, in a fresh schema dropped by cleanup(). The
+ * product on PostgreSQL is measured against it (issue 20: "at least 0.5 of the limit gateway on the same
+ * database"). Like prepareDatabase's, pinBackends(core) moves its server backends to the load core.
+ */
+export async function startLimitGatewayPostgres(plan, upstreamPort, { model }) {
+  const schema = `svc_bench_limit_${process.pid}_${Date.now()}`;
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+  const dropSchema = async () => {
+    await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  };
+  let ready = null;
+  let proc;
+  try {
+    proc = await startProcess({
+      name: 'limit gateway (postgres)',
+      plan,
+      core: plan.underTest ?? null,
+      command: process.execPath,
+      args: [
+        join(ROOT, 'bench/servers/limit-gateway-postgres.mjs'),
+        '--upstream-port', String(upstreamPort),
+        '--port', '0',
+        '--url', PG_URL,
+        '--schema', schema,
+        '--upstream-model', model,
+      ],
+      cwd: ROOT,
+      readyPort: (line) => {
+        try {
+          const v = JSON.parse(line);
+          if (v && v.ready === true && Number.isInteger(v.port) && typeof v.key === 'string') {
+            ready = v;
+            return v.port;
+          }
+        } catch {
+          // Not the ready line.
+        }
+        return null;
+      },
+    });
+  } catch (e) {
+    await dropSchema();
+    throw e;
+  }
+  proc.key = ready.key;
+  proc.options = ready.options ?? null;
+  proc.pinBackends = async (core) => {
+    const rows = await admin`SELECT pid FROM pg_stat_activity WHERE application_name = ${schema}`;
+    for (const { pid } of rows) runCommand('taskset', ['-pc', core, String(pid)]);
+    return rows.length;
+  };
+  proc.cleanup = dropSchema;
   return proc;
 }
 
