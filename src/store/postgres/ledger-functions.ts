@@ -72,6 +72,7 @@ DECLARE
   v_budget_ids text[];
   v_budget_limits bigint[];
   v_chain_revoked boolean;
+  v_parent_key_id text;
   v_i integer;
 BEGIN
   -- Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
@@ -82,23 +83,39 @@ BEGIN
     RETURN;
   END IF;
 
-  -- The budget keys, root first (a key's parent never changes, so this unlocked read stays true), and whether
-  -- any ancestor is revoked (revocation cascades; this also covers a family written before it did).
-  SELECT array_agg(c.o_id ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
-         array_agg(c.o_limit ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
-         COALESCE(bool_or(c.o_revoked_at IS NOT NULL), false)
-  INTO v_budget_ids, v_budget_limits, v_chain_revoked
-  FROM svc_key_chain_v1(p_key_id) c;
+  -- A key's parent never changes, so this unlocked read stays true.
+  SELECT k.parent_key_id INTO v_parent_key_id FROM api_keys k WHERE k.id = p_key_id;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text;
+    RETURN;
+  END IF;
+  IF v_parent_key_id IS NULL THEN
+    -- Most keys have no family: the key is its only budget key, locked and read in one statement (step 1
+    -- below, without the walk of the chain). The locked read sees the latest committed row.
+    SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
+    FROM api_keys k WHERE k.id = p_key_id FOR NO KEY UPDATE;
+    v_budget_ids := ARRAY[p_key_id];
+    v_budget_limits := ARRAY[v_key.daily_credit_limit];
+    v_chain_revoked := false;
+  ELSE
+    -- The budget keys, root first, and whether any ancestor is revoked (revocation cascades; this also
+    -- covers a family written before it did).
+    SELECT array_agg(c.o_id ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
+           array_agg(c.o_limit ORDER BY c.o_depth DESC) FILTER (WHERE c.o_budget),
+           COALESCE(bool_or(c.o_revoked_at IS NOT NULL), false)
+    INTO v_budget_ids, v_budget_limits, v_chain_revoked
+    FROM svc_key_chain_v1(p_key_id) c;
 
-  -- Step 1 of the lock order: the budget keys' rows, ancestors before the key itself (the order revocations
-  -- lock a family in), so every reserve that adds to a capped counter holds that key's row and the cap
-  -- checks below read counters no one else is adding to. Exclusive, not FOR SHARE, so a revocation queues
-  -- with the reserves.
-  PERFORM 1 FROM api_keys k JOIN unnest(v_budget_ids) WITH ORDINALITY AS b(id, ord) ON k.id = b.id
-  ORDER BY b.ord FOR NO KEY UPDATE OF k;
-  SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
-  FROM api_keys k WHERE k.id = p_key_id;
-  IF NOT FOUND OR v_key.revoked_at IS NOT NULL OR v_chain_revoked THEN
+    -- Step 1 of the lock order: the budget keys' rows, ancestors before the key itself (the order revocations
+    -- lock a family in), so every reserve that adds to a capped counter holds that key's row and the cap
+    -- checks below read counters no one else is adding to. Exclusive, not FOR SHARE, so a revocation queues
+    -- with the reserves.
+    PERFORM 1 FROM api_keys k JOIN unnest(v_budget_ids) WITH ORDINALITY AS b(id, ord) ON k.id = b.id
+    ORDER BY b.ord FOR NO KEY UPDATE OF k;
+    SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
+    FROM api_keys k WHERE k.id = p_key_id;
+  END IF;
+  IF v_key.revoked_at IS NOT NULL OR v_chain_revoked THEN
     RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text;
     RETURN;
   END IF;
@@ -193,10 +210,13 @@ DECLARE
   v_entry_grants bigint[] := '{}';
   v_grant_ids bigint[] := '{}';
   v_deltas bigint[] := '{}';
+  v_budget_ids text[];
 BEGIN
   -- Step 1: a second settle or void of this hold, from any instance, waits here and then reads its status.
-  SELECT h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.settled_amount INTO v_hold
-  FROM holds h WHERE h.id = p_hold_id FOR NO KEY UPDATE;
+  -- With it, whether its key has a parent (which never changes): most keys have none, and their day counter
+  -- is then the one row to give credits back to.
+  SELECT h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.settled_amount, k.parent_key_id INTO v_hold
+  FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id WHERE h.id = p_hold_id FOR NO KEY UPDATE OF h;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'unknown_hold'::text, NULL::bigint, NULL::boolean, NULL::text, NULL::text,
       NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint;
@@ -227,16 +247,23 @@ BEGIN
 
   -- Step 2: the reserve's day gets back what was not spent, on every counter the reserve added to (the key's
   -- and its capped ancestors'), locked in key order.
-  IF v_hold.amount > v_charged THEN
+  -- A single row needs no separate lock: its UPDATE takes the one lock there is to order.
+  IF v_hold.amount > v_charged AND v_hold.parent_key_id IS NULL THEN
+    UPDATE key_daily_usage u SET committed = u.committed - (v_hold.amount - v_charged)
+    WHERE u.key_id = v_hold.key_id AND u.day = v_hold.day;
+  ELSIF v_hold.amount > v_charged THEN
+    v_budget_ids := ARRAY(SELECT c.o_id FROM svc_key_chain_v1(v_hold.key_id) c WHERE c.o_budget);
     PERFORM 1 FROM key_daily_usage u
-    WHERE u.day = v_hold.day AND u.key_id IN (SELECT c.o_id FROM svc_key_chain_v1(v_hold.key_id) c WHERE c.o_budget)
+    WHERE u.day = v_hold.day AND u.key_id = ANY(v_budget_ids)
     ORDER BY u.key_id FOR NO KEY UPDATE;
     UPDATE key_daily_usage u SET committed = u.committed - (v_hold.amount - v_charged)
-    WHERE u.day = v_hold.day AND u.key_id IN (SELECT c.o_id FROM svc_key_chain_v1(v_hold.key_id) c WHERE c.o_budget);
+    WHERE u.day = v_hold.day AND u.key_id = ANY(v_budget_ids);
   END IF;
   -- Step 3: the grants given credits back, locked in id order before the update (whose plan picks its own).
-  IF cardinality(v_grant_ids) > 0 THEN
+  IF cardinality(v_grant_ids) > 1 THEN
     PERFORM 1 FROM credit_grants g WHERE g.id = ANY(v_grant_ids) ORDER BY g.id FOR NO KEY UPDATE;
+  END IF;
+  IF cardinality(v_grant_ids) > 0 THEN
     UPDATE credit_grants g SET remaining = g.remaining + d.delta
     FROM unnest(v_grant_ids, v_deltas) AS d(id, delta) WHERE g.id = d.id;
   END IF;
