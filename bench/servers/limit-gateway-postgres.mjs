@@ -16,17 +16,18 @@
 // The client gets its answer only after the settle is committed. Each statement commits on its own with the
 // server's synchronous_commit, as the product's ledger functions do; the pool has the product's default size
 // (10 connections), and every connection is named --schema in pg_stat_activity so the bench can pin them.
+// The ledger's statements are in bench/lib/limit-ledger-postgres.mjs (bench/store-ops.mjs measures them too).
 //
 //   node bench/servers/limit-gateway-postgres.mjs --upstream-port N --url postgres://... --schema NAME
 //        [--port 0] [--upstream-model svc-fast] [--pool 10]
 // The schema is created, and seeded with one account (10^15 credits) and one key, when it has no tables;
 // dropping it is the caller's (bench/lib/targets.mjs). Prints {"ready":true,"port":N,"key":"svc_live_..."}.
 import http from 'node:http';
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
-import postgres from 'postgres';
 import { Pool } from 'undici';
+import { openLimitLedger } from '../lib/limit-ledger-postgres.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -45,64 +46,7 @@ if (!Number.isInteger(UPSTREAM_PORT) || UPSTREAM_PORT <= 0 || !/^[a-z_][a-z0-9_]
 }
 
 // ---------------------------------------------------------------------------------------------- store
-// The product's driver, with its default pool size; every connection is named after the schema, so the
-// bench finds the server backends serving this gateway (and pins them as it pins the product's).
-const sql = postgres(opt.url, {
-  max: Number(opt.pool),
-  onnotice: () => {},
-  connection: { search_path: opt.schema, application_name: opt.schema },
-});
-await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${opt.schema}`);
-await sql.unsafe(`
-CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, balance BIGINT NOT NULL, reserved BIGINT NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS api_keys (
-  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, salt BYTEA NOT NULL, hash BYTEA NOT NULL, revoked BOOLEAN NOT NULL DEFAULT false);
-CREATE TABLE IF NOT EXISTS holds (
-  id BIGSERIAL PRIMARY KEY, account_id TEXT NOT NULL, key_id TEXT NOT NULL, amount BIGINT NOT NULL,
-  state SMALLINT NOT NULL DEFAULT 0, charged BIGINT, created_ms BIGINT NOT NULL, settled_ms BIGINT);
-CREATE TABLE IF NOT EXISTS usage_events (
-  id BIGSERIAL PRIMARY KEY, hold_id BIGINT NOT NULL, account_id TEXT NOT NULL, key_id TEXT NOT NULL,
-  model TEXT NOT NULL, routed_model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-  completion_tokens INTEGER NOT NULL, credits BIGINT NOT NULL, created_ms BIGINT NOT NULL);
-`);
-const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const b62 = (n) => Array.from(randomBytes(n), (b) => B62[b % 62]).join('');
-let seededKey = null;
-const [{ n }] = await sql`SELECT count(*)::int AS n FROM api_keys`;
-if (n === 0) {
-  const accountId = 'acct_' + b62(12);
-  const id = b62(12);
-  const secret = b62(32);
-  const salt = randomBytes(16);
-  const hash = createHmac('sha256', salt).update(secret).digest();
-  await sql`INSERT INTO accounts (id, balance) VALUES (${accountId}, ${1e15})`;
-  await sql`INSERT INTO api_keys (id, account_id, salt, hash) VALUES (${id}, ${accountId}, ${salt}, ${hash})`;
-  seededKey = `svc_live_${id}${secret}`;
-}
-
-const findKey = (keyId) => sql`SELECT account_id, salt, hash, revoked FROM api_keys WHERE id = ${keyId}`.then((r) => r[0]);
-/** The hold's id, or null when the balance does not cover the amount (nothing is then written). */
-const reserve = (accountId, keyId, amount) =>
-  sql`
-    WITH a AS (UPDATE accounts SET reserved = reserved + ${amount} WHERE id = ${accountId} AND balance - reserved >= ${amount} RETURNING id)
-    INSERT INTO holds (account_id, key_id, amount, created_ms) SELECT id, ${keyId}, ${amount}, ${Date.now()} FROM a RETURNING id`
-    .then((r) => (r.length === 1 ? r[0].id : null));
-/** The balance left after the charge, or null if the hold was already final. */
-const settleHold = (hold, charged, usage) => {
-  const now = Date.now();
-  return sql`
-    WITH h AS (UPDATE holds SET state = 1, charged = ${charged}, settled_ms = ${now} WHERE id = ${hold.id} AND state = 0
-               RETURNING id, account_id, key_id, amount),
-         a AS (UPDATE accounts SET balance = balance - ${charged}, reserved = reserved - h.amount FROM h
-               WHERE accounts.id = h.account_id RETURNING balance - reserved AS available),
-         u AS (INSERT INTO usage_events (hold_id, account_id, key_id, model, routed_model, prompt_tokens, completion_tokens, credits, created_ms)
-               SELECT h.id, h.account_id, h.key_id, ${usage.model}, ${usage.routed}, ${usage.prompt}, ${usage.completion}, ${charged}, ${now} FROM h)
-    SELECT available FROM a`.then((r) => (r.length === 1 ? Number(r[0].available) : null));
-};
-const voidHold = (hold) =>
-  sql`
-    WITH h AS (UPDATE holds SET state = 2, charged = 0, settled_ms = ${Date.now()} WHERE id = ${hold.id} AND state = 0 RETURNING account_id, amount)
-    UPDATE accounts SET reserved = reserved - h.amount FROM h WHERE accounts.id = h.account_id`;
+const ledger = await openLimitLedger(opt.url, opt.schema, { pool: Number(opt.pool) });
 
 // ---------------------------------------------------------------------------------------------- upstream
 const UPSTREAM_PATH = '/v1/chat/completions';
@@ -210,7 +154,7 @@ async function handle(req, res, buf, startedAt) {
   if (!ALIASES.has(body.model)) return fail(res, 404, 'invalid_request_error', `model ${body.model} does not exist`);
 
   const keyId = auth.slice(KEY_PREFIX.length, KEY_PREFIX.length + 12);
-  const row = await findKey(keyId);
+  const row = await ledger.findKey(keyId);
   if (row === undefined || row.revoked) return fail(res, 401, 'invalid_request_error', 'invalid API key');
   const mac = createHmac('sha256', row.salt).update(auth.slice(KEY_PREFIX.length + 12)).digest();
   if (!timingSafeEqual(mac, row.hash)) return fail(res, 401, 'invalid_request_error', 'invalid API key');
@@ -218,7 +162,7 @@ async function handle(req, res, buf, startedAt) {
   const maxTokens = body.max_tokens ?? DEFAULT_MAX_TOKENS;
   const promptEstimate = Math.ceil(chars / 4) + 4 * body.messages.length;
   const amount = promptEstimate + maxTokens;
-  const holdId = await reserve(row.account_id, keyId, amount);
+  const holdId = await ledger.reserve(row.account_id, keyId, amount);
   if (holdId === null) return fail(res, 402, 'insufficient_quota', 'not enough credits');
   const hold = { id: holdId, accountId: row.account_id, keyId, amount };
 
@@ -242,14 +186,14 @@ function svcMeta(ctx, charged, available, prompt, completion) {
 }
 
 async function upstreamFailed(ctx, status, detail) {
-  await voidHold(ctx.hold);
+  await ledger.void(ctx.hold);
   if (!ctx.res.headersSent) fail(ctx.res, 502, 'upstream_error', `upstream failed (${status}): ${String(detail).slice(0, 200)}`);
   else ctx.res.end();
 }
 
 async function settle(ctx, prompt, completion) {
   const charged = prompt + completion;
-  const available = await settleHold(ctx.hold, charged, { model: ctx.body.model, routed: ROUTE.routed, prompt, completion });
+  const available = await ledger.settle(ctx.hold, charged, { model: ctx.body.model, routed: ROUTE.routed, prompt, completion });
   return { charged, available };
 }
 
@@ -405,11 +349,11 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(opt.port), '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ ready: true, port: server.address().port, key: seededKey, options: opt }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: true, port: server.address().port, key: ledger.seededKey, options: opt }) + '\n');
 });
 const stop = () => {
   server.close(() => {
-    sql.end({ timeout: 1 }).finally(() => process.exit(0));
+    ledger.end().finally(() => process.exit(0));
   });
   server.closeAllConnections();
 };
