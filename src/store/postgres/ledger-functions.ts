@@ -115,7 +115,8 @@ BEGIN
     SELECT k.account_id, k.environment, k.daily_credit_limit, k.revoked_at INTO v_key
     FROM api_keys k WHERE k.id = p_key_id;
   END IF;
-  IF v_key.revoked_at IS NOT NULL OR v_chain_revoked THEN
+  -- FOUND is the key's last read (assignments leave it alone): a row gone since the unlocked read refuses too.
+  IF NOT FOUND OR v_key.revoked_at IS NOT NULL OR v_chain_revoked THEN
     RETURN QUERY SELECT 'key_inactive'::text, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text;
     RETURN;
   END IF;
