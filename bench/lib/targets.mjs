@@ -51,6 +51,16 @@ export function startFloor(plan, upstreamPort, nodeArgs = []) {
  */
 export const LIMIT_GATEWAY = process.env.SVC_BENCH_LIMIT_GATEWAY ?? join(ROOT, '../shared/bench/limit-gateway.mjs');
 
+/** A limit gateway's ready line, `{"ready":true,"port":N,"key":"svc_live_..."}`, parsed; null for any other line. */
+function limitReadyLine(line) {
+  try {
+    const v = JSON.parse(line);
+    return v && v.ready === true && Number.isInteger(v.port) && typeof v.key === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function startLimitGateway(plan, upstreamPort, { model, upstream = 'sse', nodeArgs = [] }) {
   if (!existsSync(LIMIT_GATEWAY)) {
     throw new Error(`limit gateway not found at ${LIMIT_GATEWAY}: set SVC_BENCH_LIMIT_GATEWAY or run with --no-limit`);
@@ -76,16 +86,8 @@ export async function startLimitGateway(plan, upstreamPort, { model, upstream = 
       env: { PRODUCT_DIR: ROOT },
       cwd: ROOT,
       readyPort: (line) => {
-        try {
-          const v = JSON.parse(line);
-          if (v && v.ready === true && Number.isInteger(v.port) && typeof v.key === 'string') {
-            ready = v;
-            return v.port;
-          }
-        } catch {
-          // Not the ready line.
-        }
-        return null;
+        ready ??= limitReadyLine(line);
+        return ready?.port ?? null;
       },
     });
   } catch (e) {
@@ -130,16 +132,8 @@ export async function startLimitGatewayPostgres(plan, upstreamPort, { model }) {
       ],
       cwd: ROOT,
       readyPort: (line) => {
-        try {
-          const v = JSON.parse(line);
-          if (v && v.ready === true && Number.isInteger(v.port) && typeof v.key === 'string') {
-            ready = v;
-            return v.port;
-          }
-        } catch {
-          // Not the ready line.
-        }
-        return null;
+        ready ??= limitReadyLine(line);
+        return ready?.port ?? null;
       },
     });
   } catch (e) {
