@@ -51,9 +51,6 @@ BEGIN
 END
 $fn$;
 
--- Reserve and settle run with generic plans (plan_cache_mode): left to choose, PostgreSQL kept planning
--- several of their statements afresh on every call (a tenth of the server's time under load), and every
--- statement here reads by key, where a generic plan is the custom one (docs/performance.md).
 -- v2: o_status, the hold's state (an existing hold may be final already). Key families (schema v5): the cap
 -- of each capped ancestor is checked against its family's counter and every budget counter is added to;
 -- the arguments and results are those of v2, so instances of the previous release get the check too.
@@ -61,7 +58,7 @@ CREATE OR REPLACE FUNCTION svc_reserve_v2(
   p_hold_id text, p_key_id text, p_amount bigint, p_lease_ms bigint, p_day text, p_now bigint)
 RETURNS TABLE (o_outcome text, o_amount bigint, o_lease_expires_at bigint, o_limit bigint, o_committed bigint, o_available bigint,
                o_status text)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+LANGUAGE plpgsql AS $fn$
 DECLARE
   v_hold record;
   v_key record;
@@ -202,7 +199,7 @@ CREATE OR REPLACE FUNCTION svc_settle_v3(
   p_day text, p_now bigint, p_cached_tokens bigint, p_reasoning_tokens bigint)
 RETURNS TABLE (o_status text, o_charged bigint, o_voided boolean, o_account_id text, o_environment text,
                o_earned bigint, o_next_expiry bigint, o_purchased bigint, o_reserved bigint)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+LANGUAGE plpgsql AS $fn$
 DECLARE
   v_hold record;
   v_alloc record;
