@@ -268,8 +268,13 @@ BEGIN
     UPDATE credit_grants g SET remaining = g.remaining + d.delta
     FROM unnest(v_grant_ids, v_deltas) AS d(id, delta) WHERE g.id = d.id;
   END IF;
+  -- By its id alone: step 1 locked the row and found it pending, and nothing else can end it meanwhile. A
+  -- status guard here would match the predicate of the partial indexes on pending holds, and the planner,
+  -- from the stale statistics of a table that grows faster than autovacuum analyzes it, then scanned
+  -- holds_pending_by_lease (whose third column is the id) instead of the primary key: a walk over every
+  -- entry not yet vacuumed, on every settle (docs/performance.md).
   UPDATE holds h SET status = 'settled', settled_amount = v_charged, finalized_at = p_now
-  WHERE h.id = p_hold_id AND h.status = 'pending';
+  WHERE h.id = p_hold_id;
   -- Zero-credit movements are not journalled (the table's CHECK wants amount > 0).
   INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at)
   SELECT v_hold.account_id, v_hold.environment, e.kind, e.amount, e.grant_id, p_hold_id, p_now
