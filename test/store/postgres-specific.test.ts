@@ -145,21 +145,27 @@ describe('postgres store specifics', () => {
     expect(await hold(store, owner, 3)).toBeTruthy();
   });
 
-  it('settles a hold through its primary key, not by walking the index of pending holds', async () => {
-    // With a status guard on its UPDATE, settle let the planner pick holds_pending_by_lease (its third column
-    // is the id) on a table autovacuum had not analyzed yet: a walk over every entry on every settle, which
-    // grew with the table. Index scans are counted per index; a backend reports its counts when it exits.
+  it('renews and settles a hold through its primary key, not by walking the index of pending holds', async () => {
+    // With a plain status guard on their UPDATEs, renewal and settle let the planner pick holds_pending_by_lease
+    // (its third column is the id) on a table autovacuum had not analyzed yet: a walk over every entry on every
+    // call, which grew with the table. Index scans are counted per index; a backend reports them as it exits.
     const owner = await seedAccount(store);
     await store.ledger.grant(purchased(owner, 10_000));
-    for (let i = 0; i < 50; i++) await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 3, usage: usage() });
+    for (let i = 0; i < 50; i++) {
+      const holdId = await hold(store, owner, 5, HOUR);
+      expect(await store.ledger.renewHold(holdId, 2 * HOUR)).toBe(true);
+      await store.ledger.settle({ holdId, amount: 3, usage: usage() });
+      expect(await store.ledger.renewHold(holdId, 2 * HOUR)).toBe(false);
+    }
     await store.close();
     const scansOf = async (index: string) =>
       (await raw<{ n: number }[]>`
         SELECT idx_scan::int AS n FROM pg_stat_user_indexes WHERE schemaname = ${schema} AND indexrelname = ${index}`)[0]?.n ?? 0;
     // The closed pool's backends report as they exit, a moment after their sockets close: each settle reads
-    // its hold by primary key at least twice (its lock, the journal's foreign key), so 100 means all reported.
-    for (let waited = 0; (await scansOf('holds_pkey')) < 100 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
-    expect(await scansOf('holds_pkey')).toBeGreaterThanOrEqual(100);
+    // its hold by primary key at least twice (its lock, the journal's foreign key) and each renewal once, so
+    // 200 means all reported.
+    for (let waited = 0; (await scansOf('holds_pkey')) < 200 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    expect(await scansOf('holds_pkey')).toBeGreaterThanOrEqual(200);
     expect(await scansOf('holds_pending_by_lease')).toBe(0);
     store = openPostgresStore(schema, clock);
   });

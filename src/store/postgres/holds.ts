@@ -46,9 +46,12 @@ export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: numb
  * row's latest version). Not journaled: no credit moves, and the lease lives in the hold row.
  */
 export async function renewLease(db: PgQueryable, holdId: string, leaseMs: number, at: Instant): Promise<boolean> {
+  // `status || ''`, not `status`: a plain `status = 'pending'` matches the predicate of the partial indexes
+  // on pending holds, and the planner then walked holds_pending_by_lease (whose third column is the id)
+  // instead of reading the primary key, a walk over every entry not yet vacuumed (docs/performance.md).
   const rows = await db`
     UPDATE holds SET lease_expires_at = GREATEST(lease_expires_at, ${instantSql(db, at)} + ${leaseMs}::bigint)
-    WHERE id = ${holdId} AND status = 'pending'
+    WHERE id = ${holdId} AND status || '' = 'pending'
     RETURNING 1`;
   return rows.length === 1;
 }
