@@ -142,13 +142,16 @@ export async function startLimitGatewayPostgres(plan, upstreamPort, { model }) {
   }
   proc.key = ready.key;
   proc.options = ready.options ?? null;
-  proc.pinBackends = async (core) => {
-    const rows = await admin`SELECT pid FROM pg_stat_activity WHERE application_name = ${schema}`;
-    for (const { pid } of rows) runCommand('taskset', ['-pc', core, String(pid)]);
-    return rows.length;
-  };
+  proc.pinBackends = (core) => pinBackendsOf(admin, schema, core);
   proc.cleanup = dropSchema;
   return proc;
+}
+
+/** Moves the server backends whose connections are named `applicationName` to `core`; returns how many. */
+async function pinBackendsOf(admin, applicationName, core) {
+  const rows = await admin`SELECT pid FROM pg_stat_activity WHERE application_name = ${applicationName}`;
+  for (const { pid } of rows) runCommand('taskset', ['-pc', core, String(pid)]);
+  return rows.length;
 }
 
 /** Every alias served by the bench upstream, under the model name the floor's clients send (same answer). */
@@ -187,11 +190,7 @@ export async function prepareDatabase(kind, { upstreamPort, model, accounts = 1 
     }
     // The application name lets the bench find the gateway's own server backends (pinBackends below).
     url = `${PG_URL}?schema=${schema}&application_name=${schema}`;
-    pinBackends = async (core) => {
-      const rows = await admin`SELECT pid FROM pg_stat_activity WHERE application_name = ${schema}`;
-      for (const { pid } of rows) runCommand('taskset', ['-pc', core, String(pid)]);
-      return rows.length;
-    };
+    pinBackends = (core) => pinBackendsOf(admin, schema, core);
     dropSchema = async () => {
       await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
