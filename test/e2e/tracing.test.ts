@@ -197,7 +197,7 @@ async function startTracedGateway(recordContent: boolean): Promise<{ gw: Running
     databaseUrl: `sqlite:${join(dir, 'gateway.db')}`,
     port: 0,
     logger: silentLogger,
-    tracing: startTracing({ recordContent, serviceName: 'svc-gateway-test' }),
+    tracing: await startTracing({ recordContent, serviceName: 'svc-gateway-test' }),
   });
   return { gw, dir };
 }

@@ -53,17 +53,12 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
       : {}),
     ...(process.env.SVC_REDIS_URL ? { redisUrl: process.env.SVC_REDIS_URL } : {}),
     metricsToken: process.env.SVC_METRICS_TOKEN || null,
-    tracing: tracingConfigured(process.env) ? startTracing({ recordContent: process.env.SVC_TRACE_CONTENT === 'true' }) : null,
+    tracing: tracingConfigured(process.env) ? await startTracing({ recordContent: process.env.SVC_TRACE_CONTENT === 'true' }) : null,
   });
-  const db = describeDatabase(process.env.SVC_DATABASE_URL);
-  process.stdout.write(
-    `svc-gateway listening on http://localhost:${gw.port}/v1 (database: ${db.kind === 'sqlite' ? db.path : 'PostgreSQL'}; ` +
-      `config: ${process.env.SVC_CONFIG ?? 'built-in sandbox catalog'})\n`,
-  );
-  if (gw.adminUrl) process.stdout.write(`operator API on ${gw.adminUrl} only\n`);
-  await firstStartHint(gw.store);
   // Graceful: in-flight completions finish (up to server.shutdown_grace_ms) or end with an error event, and
   // every hold is settled before the store closes (docs/operations.md). A second signal exits at once.
+  // Installed before the banner: a SIGTERM sent as soon as the gateway says it listens (an orchestrator's
+  // probe, a test) would otherwise meet Node's default action and kill it without settling anything.
   const stop = (signal: NodeJS.Signals): void => {
     logger.info('shutting down', { signal });
     process.once(signal, () => process.exit(1));
@@ -77,6 +72,13 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  const db = describeDatabase(process.env.SVC_DATABASE_URL);
+  process.stdout.write(
+    `svc-gateway listening on http://localhost:${gw.port}/v1 (database: ${db.kind === 'sqlite' ? db.path : 'PostgreSQL'}; ` +
+      `config: ${process.env.SVC_CONFIG ?? 'built-in sandbox catalog'})\n`,
+  );
+  if (gw.adminUrl) process.stdout.write(`operator API on ${gw.adminUrl} only\n`);
+  await firstStartHint(gw.store);
 }
 
 export async function sandboxCommand(portFlag: string | undefined): Promise<void> {

@@ -1,8 +1,17 @@
 /** Reads the configuration file named by SVC_CONFIG (JSON or YAML) and the provider keys it points at. */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../config/schema.js';
+
+/**
+ * The YAML parser, loaded the first time a YAML file is read: most gateways run on the built-in catalog or
+ * a JSON file and should not hold it in memory. Through `require` so that loading stays synchronous.
+ */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yaml.parse(text);
+}
 
 export function loadConfig(path: string | undefined): GatewayConfig {
   if (!path) return parseConfig(DEFAULT_CONFIG);

@@ -8,7 +8,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { ConfigError } from '../../config/schema.js';
-import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import { createSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { Store } from '../../store/types.js';
 
@@ -24,7 +23,7 @@ export function describeDatabase(url: string | undefined): { kind: 'sqlite'; pat
 
 export async function openStore(url: string | undefined, clock: Clock): Promise<Store> {
   const db = describeDatabase(url);
-  const store = db.kind === 'postgres' ? openPostgres(db.url, clock) : openSqlite(db.path, clock);
+  const store = db.kind === 'postgres' ? await openPostgres(db.url, clock) : openSqlite(db.path, clock);
   try {
     await store.migrate();
   } catch (error) {
@@ -40,6 +39,8 @@ function openSqlite(path: string, clock: Clock): Store {
   return createSqliteStore({ path, clock });
 }
 
-function openPostgres(url: string, clock: Clock): Store {
+/** Loaded on demand: the embedded default should not carry the PostgreSQL driver in memory. */
+async function openPostgres(url: string, clock: Clock): Promise<Store> {
+  const { postgresStoreFromUrl } = await import('../../store/postgres/store-from-url.js');
   return postgresStoreFromUrl(url, clock);
 }

@@ -26,7 +26,6 @@ import { prometheusTelemetry } from './prometheus-telemetry.js';
 import { propagatingHttp, type NodeTracing } from './tracing.js';
 import type { Store } from '../../store/types.js';
 import { describeDatabase, openStore } from './open-store.js';
-import { connectRateLimitRedis } from './redis-client.js';
 import { RedisRateLimiter } from '../../ratelimit/redis-limiter.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import type { RateLimiter } from '../../ratelimit/rate-limiter.js';
@@ -102,15 +101,17 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const completions = new CompletionRegistry();
   const rateCfg = opts.config.rate_limits;
   const redisUrl = opts.redisUrl ?? rateCfg.redis_url;
-  const limiter: RateLimiter =
-    redisUrl === undefined
-      ? new InProcessRateLimiter(clock)
-      : new RedisRateLimiter(await connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }), {
-          onError: rateCfg.on_redis_error,
-          logger: opts.logger,
-          fallback: new InProcessRateLimiter(clock),
-          onFallback: (policy) => telemetry.rateLimiterFallback(policy),
-        });
+  let limiter: RateLimiter = new InProcessRateLimiter(clock);
+  if (redisUrl !== undefined) {
+    // The Redis client is loaded only when limits are shared: the default keeps them in this process.
+    const { connectRateLimitRedis } = await import('./redis-client.js');
+    limiter = new RedisRateLimiter(await connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }), {
+      onError: rateCfg.on_redis_error,
+      logger: opts.logger,
+      fallback: limiter,
+      onFallback: (policy) => telemetry.rateLimiterFallback(policy),
+    });
+  }
   const routing = buildRoutingTable(opts.config, opts.secrets, upstreamHttp);
   health = routing.health;
   const deps: AppDeps = {

@@ -4,13 +4,7 @@
  * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME` ...; the exporter reads them itself). Spans go out in
  * batches over OTLP/HTTP; W3C trace context is read from clients and written to upstreams.
  */
-import { context, propagation, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { context, propagation } from '@opentelemetry/api';
 import type { Tracing } from '../../observability/telemetry.js';
 import type { UpstreamHttp } from '../../providers/upstream-http.js';
 
@@ -23,26 +17,13 @@ export function tracingConfigured(env: Readonly<Record<string, string | undefine
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
 }
 
-export function startTracing(options: { recordContent: boolean; serviceName?: string }): NodeTracing {
-  const propagator = new W3CTraceContextPropagator();
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName ?? process.env.OTEL_SERVICE_NAME ?? 'svc-gateway' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-  });
-  // The async-hooks context manager, so the active span follows a request across awaits (upstream calls
-  // read it to send `traceparent`).
-  provider.register({ propagator });
-  return {
-    tracer: provider.getTracer('svc-gateway'),
-    propagator,
-    recordContent: options.recordContent,
-    async shutdown() {
-      await provider.shutdown();
-      trace.disable();
-      propagation.disable();
-      context.disable();
-    },
-  };
+/**
+ * The OpenTelemetry SDK and its OTLP exporter are loaded here, when tracing is configured, and not before:
+ * a gateway without an OTLP endpoint does not hold them in memory (docs/performance.md).
+ */
+export async function startTracing(options: { recordContent: boolean; serviceName?: string }): Promise<NodeTracing> {
+  const { startTracingSdk } = await import('./tracing-sdk.js');
+  return startTracingSdk(options);
 }
 
 /** A transport that sends the active span's `traceparent` to the upstream (tracing on only). */
