@@ -43,8 +43,8 @@ const options: TrainOptions = {
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
 };
-// The shipped model is not trained on the real-user prompts (TRAIN_OPTIONS.realWeight 0); the figures of
-// training with them use REAL_EXPERIMENT, or --real-weight and --title-weight.
+// The real-user prompts weigh TRAIN_OPTIONS.realWeight in the shipped model (REAL_EXPERIMENT holds the same
+// pair); --real-weight and --title-weight try others.
 const withReal: TrainOptions = {
   ...options,
   ...REAL_EXPERIMENT,
@@ -107,13 +107,18 @@ if (real.length > 0) {
   const extra = values['no-written'] ? [] : written;
   const base = featurize([...dev, ...extra]);
   reportReal('real-user prompts, leave-one-family-out (benchmarks + written + other families in training)', real, leaveOneFamilyOut(real, base, withReal));
+  const loso = predictHeldOut(realExamples, real.map((r) => r.source), base, withReal, trainable);
+  reportReal('real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)', real, loso);
+  // The evaluation-only sources are in no training fold: their leave-one-source-out predictions are the
+  // shipped training's, on prompts nothing was ever tuned on.
+  const never = real.flatMap((r, i) => (trainable(i) ? [] : [i]));
   reportReal(
-    'real-user prompts, leave-one-source-out (benchmarks + written + the other sources in training)',
-    real,
-    predictHeldOut(realExamples, real.map((r) => r.source), base, withReal, trainable),
+    'real-user prompts of the evaluation-only sources (never trained on), with the shipped training',
+    never.map((i) => real[i] as FeatureRow),
+    never.map((i) => loso[i] as Float64Array),
   );
   reportReal(
-    'real-user prompts, none in training (benchmarks + written only: the shipped model)',
+    'real-user prompts, none in training (benchmarks + written only)',
     real,
     predictHeldOut(realExamples, real.map(() => 'all'), base, options),
   );
