@@ -26,9 +26,9 @@ export interface TrainOptions {
   /**
    * How much a real-user prompt counts against a benchmark or written one of the same balanced weight
    * (real prompts are balanced by family, not by source: the three MCoNaLa languages are one family).
-   * Held out by family, no weight moves the model off its under/over-routing curve; 0.3 with titles at 0.1
-   * gains in distribution and keeps every everyday prompt and the review set where they were
-   * (docs/routing.md, "Trained on them, or not").
+   * Held out by family, no weight moves the model off its under/over-routing curve; 0.1 with titles at 0.1
+   * keeps every everyday prompt on svc-fast and the benchmarks' held-out goal met with this training, where
+   * 0.3 pulls the benchmarks' logic puzzles toward svc-fast (docs/routing.md, "Trained on them, or not").
    */
   realWeight: number;
   /**
@@ -55,7 +55,7 @@ export const TRAIN_OPTIONS: TrainOptions = {
   l2Dense: 3e-4,
   iterations: 300,
   balanceSources: true,
-  realWeight: 0.3,
+  realWeight: 0.1,
   titleWeight: 0.1,
   multilingualWeight: 0.3,
 };

@@ -45,7 +45,14 @@ const OPTIONAL = ['node_modules/postgres/', 'node_modules/ioredis/', 'node_modul
 async function modulesLoaded(name: string, env: Record<string, string>): Promise<string[]> {
   const log = join(dir, `${name}.log`);
   writeFileSync(log, '');
-  const { SVC_DATABASE_URL: _db, SVC_REDIS_URL: _redis, SVC_CONFIG: _config, OTEL_EXPORTER_OTLP_ENDPOINT: _otel, ...base } = process.env;
+  const {
+    SVC_DATABASE_URL: _db,
+    SVC_REDIS_URL: _redis,
+    SVC_CONFIG: _config,
+    OTEL_EXPORTER_OTLP_ENDPOINT: _otel,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _otelTraces,
+    ...base
+  } = process.env;
   const child = spawn(process.execPath, ['--import', pathToFileURL(PRELOAD).href, 'bin/svc-gateway.js', 'serve'], {
     env: { ...base, SVC_DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`, PORT: '0', HOST: '127.0.0.1', SVC_TEST_MODULE_LOG: log, ...env },
   });
@@ -54,7 +61,10 @@ async function modulesLoaded(name: string, env: Record<string, string>): Promise
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`serve did not start: ${out}${err}`)), 15_000);
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start: ${out}${err}`));
+    }, 15_000);
     child.stdout.on('data', () => {
       if (out.includes('listening on')) {
         clearTimeout(t);

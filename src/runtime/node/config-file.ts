@@ -8,9 +8,9 @@ import { ConfigError, DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '..
  * The YAML parser, loaded the first time a YAML file is read: most gateways run on the built-in catalog or
  * a JSON file and should not hold it in memory. Through `require` so that loading stays synchronous.
  */
-function parseYaml(text: string): unknown {
+function yamlParser(): (text: string) => unknown {
   const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  return yaml.parse(text);
+  return (text) => yaml.parse(text);
 }
 
 export function loadConfig(path: string | undefined): GatewayConfig {
@@ -21,9 +21,11 @@ export function loadConfig(path: string | undefined): GatewayConfig {
   } catch (e) {
     throw new ConfigError(`cannot read the configuration file ${path}: ${e instanceof Error ? e.message : String(e)}`);
   }
+  // Loaded outside the try: a parser that cannot be loaded is not the file's fault.
+  const parse = extname(path) === '.json' ? JSON.parse : yamlParser();
   let value: unknown;
   try {
-    value = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
+    value = parse(text);
   } catch (e) {
     throw new ConfigError(`${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${e instanceof Error ? e.message : String(e)}`);
   }
