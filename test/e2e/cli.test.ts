@@ -154,6 +154,33 @@ describe('svc-gateway CLI', () => {
     expect(cli('keys', 'revoke', 'key_doesnotexist').status).toBe(1);
   });
 
+  // It used to hang: the store's connections and its checkpointer kept the process alive after the error.
+  it('exits with the error when a start fails after the store is open (the port is taken)', async () => {
+    const { createServer } = await import('node:net');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as { port: number }).port;
+    try {
+      const child = spawn(process.execPath, ['bin/svc-gateway.js', 'serve'], { env: { ...env, PORT: String(taken), HOST: '127.0.0.1' } });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((resolve) => {
+        const t = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve(null);
+        }, 15_000);
+        child.once('exit', (c) => {
+          clearTimeout(t);
+          resolve(c);
+        });
+      });
+      expect(code).toBe(1);
+      expect(err).toContain('EADDRINUSE');
+    } finally {
+      holder.close();
+    }
+  });
+
   it('names the bad field of a config file', async () => {
     const { writeFileSync } = await import('node:fs');
     const path = join(dir, 'bad.yaml');

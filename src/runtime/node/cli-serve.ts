@@ -40,6 +40,7 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
     throw e;
   }
   const secrets = providerSecrets(config, process.env);
+  const tracing = tracingConfigured(process.env) ? await startTracing({ recordContent: process.env.SVC_TRACE_CONTENT === 'true' }) : null;
   const gw = await startGateway({
     config,
     secrets,
@@ -53,7 +54,11 @@ export async function serveCommand(portFlag: string | undefined): Promise<void> 
       : {}),
     ...(process.env.SVC_REDIS_URL ? { redisUrl: process.env.SVC_REDIS_URL } : {}),
     metricsToken: process.env.SVC_METRICS_TOKEN || null,
-    tracing: tracingConfigured(process.env) ? await startTracing({ recordContent: process.env.SVC_TRACE_CONTENT === 'true' }) : null,
+    tracing,
+  }).catch(async (e: unknown) => {
+    // The gateway closed what it opened; the exporter is ours to stop, or it would keep the process alive.
+    await tracing?.shutdown().catch(() => undefined);
+    throw e;
   });
   // Graceful: in-flight completions finish (up to server.shutdown_grace_ms) or end with an error event, and
   // every hold is settled before the store closes (docs/operations.md). A second signal exits at once.

@@ -87,12 +87,26 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const aligned = describeDatabase(opts.databaseUrl).kind === 'postgres' ? new AlignedClock() : null;
   const clock = opts.clock ?? aligned ?? new MonotonicClock();
   const store = await openStore(opts.databaseUrl, clock);
+  // From here on, a start that fails (a port in use, a Redis URL the client refuses, a database clock that
+  // does not answer) closes what it opened, newest first: left open, the store's connections, its
+  // checkpointer and the upstream pool would keep the process alive, and an orchestrator would see a hung
+  // start instead of a failed one.
+  const opened: (() => Promise<unknown>)[] = [() => store.close()];
+  const orUndo = async <T>(step: Promise<T>): Promise<T> => {
+    try {
+      return await step;
+    } catch (error) {
+      for (const close of opened.reverse()) await close().catch(() => undefined);
+      throw error;
+    }
+  };
   const align = async (): Promise<void> => {
     await aligned?.align(() => store.serverTime());
   };
-  if (!opts.clock) await align();
+  if (!opts.clock) await orUndo(align());
   const { server: serverCfg } = opts.config;
   const upstream = createNodeUpstreamClient();
+  opened.push(() => upstream.close());
   const tracing = opts.tracing ?? null;
   // With tracing on, every upstream call carries the attempt span's `traceparent`.
   const upstreamHttp = tracing === null ? upstream.http : propagatingHttp(upstream.http);
@@ -105,7 +119,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   if (redisUrl !== undefined) {
     // The Redis client is loaded only when limits are shared: the default keeps them in this process.
     const { connectRateLimitRedis } = await import('./redis-client.js');
-    limiter = new RedisRateLimiter(await connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }), {
+    const redis = await orUndo(connectRateLimitRedis(redisUrl, { timeoutMs: rateCfg.redis_timeout_ms, logger: opts.logger }));
+    limiter = new RedisRateLimiter(redis, {
       onError: rateCfg.on_redis_error,
       logger: opts.logger,
       fallback: limiter,
@@ -154,8 +169,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // With an admin listener of its own (on a private interface), the public one serves no /admin/v1 at all.
   const separateAdmin = opts.adminListener !== undefined && opts.adminToken ? opts.adminListener : null;
   const bounded = (doors: Doors): FetchCallback => withWriteDeadline(createApp(deps, doors).fetch, serverCfg.write_timeout_ms);
-  const server = await listen(bounded(separateAdmin ? 'public' : 'all'), host, opts.port);
-  const adminServer = separateAdmin ? await listen(bounded('admin'), separateAdmin.host, separateAdmin.port) : null;
+  opened.push(() => limiter.close());
+  const server = await orUndo(listen(bounded(separateAdmin ? 'public' : 'all'), host, opts.port));
+  opened.push(() => new Promise((resolve) => server.close(resolve)));
+  const adminServer = separateAdmin ? await orUndo(listen(bounded('admin'), separateAdmin.host, separateAdmin.port)) : null;
   const port = (server.address() as AddressInfo).port;
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.
