@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.js';
-import { REAL_EXPERIMENT, TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
+import { TRAIN_OPTIONS, type TrainOptions } from './router/train.js';
 import { foldsOf, kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut, type Probabilities } from './router/cross-validate.js';
 import { DEV_SET, readDataset, WRITTEN_SET, type LabelledPrompt } from './router/dataset.js';
 import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
@@ -43,11 +43,10 @@ const options: TrainOptions = {
   ...(values['l2-dense'] ? { l2Dense: Number(values['l2-dense']) } : {}),
   ...(values['no-balance'] ? { balanceSources: false } : {}),
 };
-// The real-user prompts weigh TRAIN_OPTIONS.realWeight in the shipped model (REAL_EXPERIMENT holds the same
-// pair); --real-weight and --title-weight try others.
+// The real-user prompts weigh what TRAIN_OPTIONS gives them, as in the shipped model; --real-weight and
+// --title-weight try others.
 const withReal: TrainOptions = {
   ...options,
-  ...REAL_EXPERIMENT,
   ...(values['real-weight'] ? { realWeight: Number(values['real-weight']) } : {}),
   ...(values['title-weight'] ? { titleWeight: Number(values['title-weight']) } : {}),
 };

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { TIERS, type Tier } from '../../src/routing/auto/tier.js';
 import { repoRoot, type LabelledPrompt } from './dataset.js';
+import { EVALUATION_ONLY_SOURCES } from './real-set.js';
 import type { Example } from './train.js';
 import { featurize } from './train.js';
 
@@ -141,6 +142,11 @@ export function writeFeatureFile(rows: readonly FeatureRow[], fingerprint: strin
   const path = join(repoRoot(), REAL_FEATURES);
   writeFileSync(path, encodeFeatureFile(rows, fingerprint));
   return path;
+}
+
+/** The rows a model may learn from: every source but the evaluation-only ones (Koala). */
+export function trainableExamples(rows: readonly FeatureRow[]): Example[] {
+  return rows.filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source)).map((r) => r.example);
 }
 
 /**

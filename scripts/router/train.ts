@@ -60,9 +60,6 @@ export const TRAIN_OPTIONS: TrainOptions = {
   multilingualWeight: 0.3,
 };
 
-/** The real-user prompts' weights of the held-out and in-distribution figures (eval:router, the floors): the shipped ones. */
-export const REAL_EXPERIMENT: Pick<TrainOptions, 'realWeight' | 'titleWeight'> = { realWeight: TRAIN_OPTIONS.realWeight, titleWeight: TRAIN_OPTIONS.titleWeight };
-
 export interface Example {
   index: Int32Array;
   value: Float64Array;

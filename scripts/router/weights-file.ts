@@ -8,8 +8,7 @@ import { TIERS } from '../../src/routing/auto/tier.js';
 import { encodeBlock, type EncodedWeights } from '../../src/routing/auto/weights-codec.js';
 import { DEV_SET, readDataset, WRITTEN_SET } from './dataset.js';
 import { featurize, train, TRAIN_OPTIONS } from './train.js';
-import { readFeatureFile, REAL_FEATURES } from './feature-file.js';
-import { EVALUATION_ONLY_SOURCES } from './real-set.js';
+import { readFeatureFile, REAL_FEATURES, trainableExamples } from './feature-file.js';
 
 export const WEIGHTS_FILE = 'src/routing/auto/weights.generated.ts';
 
@@ -40,8 +39,8 @@ export function weightsSource(model: RouterModel, trainedOn: Record<string, numb
 export function trainShippedWeights(): string {
   const dev = readDataset(DEV_SET);
   const written = readDataset(WRITTEN_SET);
-  const real = TRAIN_OPTIONS.realWeight === 0 ? [] : readFeatureFile(dev).filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source));
-  const model = train(featurize([...dev, ...written]).concat(real.map((r) => r.example)));
+  const real = TRAIN_OPTIONS.realWeight === 0 ? [] : trainableExamples(readFeatureFile(dev));
+  const model = train(featurize([...dev, ...written]).concat(real));
   const trainedOn: Record<string, number> = { [DEV_SET]: dev.length, [WRITTEN_SET]: written.length };
   if (real.length > 0) trainedOn[REAL_FEATURES] = real.length;
   return weightsSource(model, trainedOn);

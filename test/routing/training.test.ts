@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kFold, leaveOneFamilyOut, leaveOneSourceOut, predictHeldOut } from '../../scripts/router/cross-validate.js';
 import { DEV_SET, readDataset, repoRoot, WRITTEN_SET } from '../../scripts/router/dataset.js';
-import { readFeatureFile } from '../../scripts/router/feature-file.js';
+import { readFeatureFile, trainableExamples } from '../../scripts/router/feature-file.js';
 import { EVALUATION_ONLY_SOURCES, readRealLabels } from '../../scripts/router/real-set.js';
 import { decisions, score, scoreByLength, type Metrics } from '../../scripts/router/score.js';
-import { featurize, REAL_EXPERIMENT, TRAIN_OPTIONS } from '../../scripts/router/train.js';
+import { featurize, TRAIN_OPTIONS } from '../../scripts/router/train.js';
 import { trainShippedWeights, WEIGHTS_FILE } from '../../scripts/router/weights-file.js';
 import { DEFAULT_QUALITY_BIAS } from '../../src/routing/auto/decision.js';
 
@@ -22,7 +22,7 @@ const dev = readDataset(DEV_SET);
 const written = readDataset(WRITTEN_SET);
 const real = readFeatureFile(dev);
 /** What the shipped model learns from the real-user prompts (none of the evaluation-only sources'). */
-const shippedReal = TRAIN_OPTIONS.realWeight === 0 ? [] : real.filter((r) => !EVALUATION_ONLY_SOURCES.has(r.source)).map((r) => r.example);
+const shippedReal = TRAIN_OPTIONS.realWeight === 0 ? [] : trainableExamples(real);
 const TIMEOUT = 240_000;
 
 /** The issue's goals for svc-auto, on cross-validated predictions at the default quality bias. */
@@ -85,7 +85,7 @@ describe('real-user prompts', () => {
   // A regression floor, not the goal (macro-F1 0.90, under-routing 5%): docs/routing.md gives the distance.
   // With the shipped weights (TRAIN_OPTIONS): 0.756 and 21.7% (over-routing 10.4%).
   it('routes each family of real-user prompts, held out in turn, no worse than the published figures', () => {
-    const probs = leaveOneFamilyOut(real, featurize([...dev, ...written]), { ...TRAIN_OPTIONS, ...REAL_EXPERIMENT });
+    const probs = leaveOneFamilyOut(real, featurize([...dev, ...written]), TRAIN_OPTIONS);
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));
     const m = scoreByLength(decisions(real, probs, DEFAULT_QUALITY_BIAS), rows).overall;
     expect(m.n).toBe(real.length);
