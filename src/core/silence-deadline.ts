@@ -4,6 +4,8 @@
  * this process keep getting answers, it waits on, up to a hard bound. Only when nothing has answered for
  * the whole deadline is the dependency called unavailable, so an outage is still answered in time.
  */
+import { type Deadline, deadlineIn } from './deadline-timers.js';
+
 export class SilenceWatch {
   private lastAnswerAt = performance.now();
 
@@ -19,7 +21,7 @@ export class SilenceWatch {
   within<T>(pending: Promise<T>, ms: number, hardMs: number, timeout: (waitedMs: number) => Error, provesPresence: (e: unknown) => boolean): Promise<T> {
     const started = performance.now();
     return new Promise<T>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let timer: Deadline | undefined;
       const check = (): void => {
         const now = performance.now();
         const silentFor = now - this.lastAnswerAt;
@@ -27,18 +29,18 @@ export class SilenceWatch {
           reject(timeout(now - started));
           return;
         }
-        timer = setTimeout(check, Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))));
+        timer = deadlineIn(Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))), check);
       };
-      timer = setTimeout(check, Math.max(ms, 0));
+      timer = deadlineIn(Math.max(ms, 0), check);
       // A call given up on still says, when it answers, that the dependency is there.
       pending.then(
         (value) => {
-          clearTimeout(timer);
+          timer?.cancel();
           this.answered();
           resolve(value);
         },
         (e: unknown) => {
-          clearTimeout(timer);
+          timer?.cancel();
           if (provesPresence(e)) this.answered();
           reject(e);
         },

@@ -17,6 +17,7 @@
  * One timer per attempt, re-armed only when the phase changes: an event on a healthy stream costs one clock
  * read, not a clearTimeout/setTimeout pair.
  */
+import { type Deadline, deadlineIn } from '../core/deadline-timers.js';
 import { UpstreamError } from '../providers/contract.js';
 
 export interface Deadlines {
@@ -35,6 +36,8 @@ export const DEFAULT_DEADLINES: Deadlines = {
 };
 
 type Phase = 'connect' | 'first_token' | 'streaming' | 'done';
+/** Which deadline is next: the phase's own, the attempt's total, or the request's. */
+type Bound = 'phase' | 'total' | 'request';
 
 export class AttemptDeadlines {
   readonly controller = new AbortController();
@@ -44,7 +47,7 @@ export class AttemptDeadlines {
   private firstEventAt: number | null = null;
   /** Whether the caller is waiting for the next event (between chunks); false while it relays one. */
   private awaited = true;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: Deadline | null = null;
   /** When the pending timer fires. */
   private timerAt = Number.POSITIVE_INFINITY;
   private readonly onParentAbort = (): void => {
@@ -106,47 +109,68 @@ export class AttemptDeadlines {
   /** The attempt is over (finished, failed or abandoned): stop the timer and forget the parent. */
   done(): void {
     this.phase = 'done';
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
     this.parent.removeEventListener('abort', this.onParentAbort);
   }
 
-  private nextDeadline(): { at: number; what: string } {
+  /** Set by nextAt(): which bound the instant it returned belongs to (no object per call). */
+  private nextBound: Bound = 'phase';
+
+  private nextAt(): number {
     const d = this.deadlines;
-    let phase: { at: number; what: string };
-    if (this.phase === 'connect') phase = { at: this.startedAt + d.connectMs, what: `the upstream did not accept the call within ${d.connectMs} ms` };
-    else if (this.phase === 'first_token') phase = { at: this.startedAt + d.firstTokenMs, what: `no first token within ${d.firstTokenMs} ms` };
-    else if (this.awaited) phase = { at: this.lastEventAt + d.betweenChunksMs, what: `the stream stalled for ${d.betweenChunksMs} ms` };
-    else phase = { at: Number.POSITIVE_INFINITY, what: '' };
-    const total = { at: this.startedAt + d.totalMs, what: `the attempt exceeded its total deadline of ${d.totalMs} ms` };
-    const request = { at: this.requestDeadlineAt, what: 'the request exceeded its deadline' };
-    let next = phase;
-    if (total.at < next.at) next = total;
-    if (request.at < next.at) next = request;
-    return next;
+    let at: number;
+    if (this.phase === 'connect') at = this.startedAt + d.connectMs;
+    else if (this.phase === 'first_token') at = this.startedAt + d.firstTokenMs;
+    else if (this.awaited) at = this.lastEventAt + d.betweenChunksMs;
+    else at = Number.POSITIVE_INFINITY;
+    let bound: Bound = 'phase';
+    const total = this.startedAt + d.totalMs;
+    if (total < at) {
+      at = total;
+      bound = 'total';
+    }
+    if (this.requestDeadlineAt < at) {
+      at = this.requestDeadlineAt;
+      bound = 'request';
+    }
+    this.nextBound = bound;
+    return at;
   }
 
+  /** What the deadline nextAt() last chose says, built only when it fires. */
+  private describe(): string {
+    const d = this.deadlines;
+    if (this.nextBound === 'request') return 'the request exceeded its deadline';
+    if (this.nextBound === 'total') return `the attempt exceeded its total deadline of ${d.totalMs} ms`;
+    if (this.phase === 'connect') return `the upstream did not accept the call within ${d.connectMs} ms`;
+    if (this.phase === 'first_token') return `no first token within ${d.firstTokenMs} ms`;
+    return `the stream stalled for ${d.betweenChunksMs} ms`;
+  }
+
+  private readonly onTimer = (): void => this.check();
+
   private arm(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     if (this.phase === 'done' || this.controller.signal.aborted) return;
-    const { at } = this.nextDeadline();
+    const at = this.nextAt();
     this.timerAt = at;
-    if (at !== Number.POSITIVE_INFINITY) this.timer = setTimeout(() => this.check(), Math.max(0, at - performance.now()));
+    if (at !== Number.POSITIVE_INFINITY) this.timer = deadlineIn(at - performance.now(), this.onTimer);
   }
 
   private check(): void {
     this.timer = null;
     if (this.phase === 'done') return;
-    const next = this.nextDeadline();
-    if (performance.now() >= next.at) {
+    const at = this.nextAt();
+    if (performance.now() >= at) {
       const blameless = this.phase === 'streaming' && !this.awaited;
-      this.controller.abort(new UpstreamError(blameless ? 'aborted' : 'timeout', next.what));
+      this.controller.abort(new UpstreamError(blameless ? 'aborted' : 'timeout', this.describe()));
       return;
     }
     // Events moved the deadline on since the timer was set; none is due while the caller relays an event.
-    this.timerAt = next.at;
-    if (next.at !== Number.POSITIVE_INFINITY) this.timer = setTimeout(() => this.check(), next.at - performance.now());
+    this.timerAt = at;
+    if (at !== Number.POSITIVE_INFINITY) this.timer = deadlineIn(at - performance.now(), this.onTimer);
   }
 }

@@ -11,6 +11,8 @@ import { createApp, type Doors } from '../../core/app.js';
 import { limitsFromConfig } from '../../core/limits.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
 import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
+import { DeadlineHeap } from '../../core/deadline-heap.js';
+import { useDeadlineScheduler } from '../../core/deadline-timers.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
 import type { Clock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
@@ -36,6 +38,9 @@ const CLOCK_ALIGN_INTERVAL_MS = 60_000;
 /** After the grace period: how long interrupted completions get to settle, then to write their last frames. */
 const SHUTDOWN_SETTLE_MS = 10_000;
 const SHUTDOWN_FLUSH_MS = 2_000;
+
+/** The process's deadlines, one heap for every gateway it runs (src/core/deadline-timers.ts). */
+const processDeadlines = new DeadlineHeap();
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -81,6 +86,7 @@ export interface RunningGateway {
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const tokenProblem = opts.adminToken ? adminTokenProblem(opts.adminToken) : null;
   if (tokenProblem !== null) throw new ConfigError(tokenProblem);
+  useDeadlineScheduler(processDeadlines.schedule);
   // Unless a test injects its own clock: on PostgreSQL, the database's time, which also judges leases and
   // expiry inside its statements; on SQLite, this machine's monotonic clock anchored at start. A step of the
   // machine's wall clock moves neither (docs/ledger.md, "Time").

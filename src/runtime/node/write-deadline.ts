@@ -9,6 +9,7 @@
  */
 import type { Socket } from 'node:net';
 import type { HttpBindings, serve } from '@hono/node-server';
+import { deadlineIn } from '../../core/deadline-timers.js';
 
 /** What `serve` calls for each request (@hono/node-server does not export the type by name). */
 export type FetchCallback = Parameters<typeof serve>[0]['fetch'];
@@ -36,15 +37,15 @@ export function withWriteDeadline(fetch: FetchCallback, ms: number): FetchCallba
       if (progressed || now > taken) {
         progressed = false;
         taken = now;
-        timer = setTimeout(check, ms).unref();
+        timer = deadlineIn(ms, check, { keepAlive: false });
         return;
       }
       outgoing.destroy(new Error(`the client read nothing of the answer for ${ms} ms`));
     };
-    let timer = setTimeout(check, ms).unref();
+    let timer = deadlineIn(ms, check, { keepAlive: false });
     outgoing.on('drain', onDrain);
     const clear = (): void => {
-      clearTimeout(timer);
+      timer.cancel();
       outgoing.off('drain', onDrain);
     };
     outgoing.once('finish', clear).once('close', clear);
