@@ -11,7 +11,6 @@ import { promptTokensFor, type Quote } from '../billing/quote.js';
 import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
-import { eitherSignal } from '../core/either-signal.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
@@ -87,8 +86,13 @@ export class Completion {
   /** Unix seconds, shared by every chunk of the completion. */
   readonly created: number;
   private readonly startedAt = performance.now();
+  /**
+   * Aborts the upstream call: when the client goes away (with the client's reason) or when the completion
+   * is interrupted. One controller for both, rather than a signal combining two: one fewer per request.
+   */
   private readonly stop = new AbortController();
   private interruption: Extract<Ending, 'shutdown' | 'write_timeout'> | null = null;
+  private readonly interruptListeners: ((reason: Extract<Ending, 'shutdown' | 'write_timeout'>) => void)[] = [];
   private ending: Promise<Settlement> | null = null;
   private renewal: ReturnType<typeof setInterval> | null = null;
 
@@ -98,14 +102,16 @@ export class Completion {
     private readonly meter: Meter,
   ) {
     this.created = Math.floor(deps.clock.now() / 1000);
-    const signal = eitherSignal(spec.clientSignal, this.stop.signal);
+    const client = spec.clientSignal;
+    if (client.aborted) this.stop.abort(client.reason);
+    else client.addEventListener('abort', () => this.stop.abort(client.reason), { once: true });
     const unservable = spec.quote.unservableTargets;
     const targets = unservable.length === 0 ? spec.route.targets : spec.route.targets.filter((t) => !unservable.includes(targetKey(t)));
     this.failover = new FailoverStream({
       // Observed attempts: their spans, the time spent on upstreams, the first token.
       targets: spec.observation?.attach(spec.route.entry.id, targets) ?? targets,
       request: { ...spec.request, max_tokens: spec.quote.maxOutputTokens },
-      clientSignal: signal,
+      clientSignal: this.stop.signal,
       requestDeadlineAt: performance.now() + deps.limits.requestTimeoutMs,
       afterPartial: spec.afterPartial,
       countTokens: (text) => estimateDeliveredTokens(text, 0),
@@ -150,9 +156,7 @@ export class Completion {
 
   /** Runs `listener` once if the completion is interrupted (shutdown, a client that stopped reading). */
   onInterrupt(listener: (reason: Extract<Ending, 'shutdown' | 'write_timeout'>) => void): void {
-    this.stop.signal.addEventListener('abort', () => {
-      if (this.interruption !== null) listener(this.interruption);
-    }, { once: true });
+    this.interruptListeners.push(listener);
   }
 
   /**
@@ -162,7 +166,10 @@ export class Completion {
   interrupt(reason: Extract<Ending, 'shutdown' | 'write_timeout'>): void {
     if (this.ending !== null || this.interruption !== null) return;
     this.interruption = reason;
+    // The upstream call is aborted first (the stop signal's own listeners), then the output path is told;
+    // told even when the client had left before and the stop signal was already aborted.
     this.stop.abort(reason);
+    for (const listener of this.interruptListeners.splice(0)) listener(reason);
   }
 
   /**
