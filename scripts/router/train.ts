@@ -45,10 +45,19 @@ export interface TrainOptions {
    * puzzles toward svc-fast (leave-one-source-out under-routing 5.1% against 4.6% at 0.3).
    */
   multilingualWeight: number;
+  /**
+   * A multiplier for the written programming questions and their look-alikes (CODE_QUESTIONS_SOURCE): short
+   * questions as people type them to a forum or a chat box, in nine languages. They teach that a short
+   * question about a list, a string or an error line is code; at full weight they also pull short everyday
+   * questions there ("how long do I boil an egg" to svc-code), docs/routing.md.
+   */
+  codeQuestionsWeight: number;
 }
 
 /** The source of the written everyday prompts in eight languages (eval/routing/written.jsonl). */
 export const MULTILINGUAL_SOURCE = 'svc-gateway-multilingual';
+/** The source of the written short programming questions and their everyday look-alikes. */
+export const CODE_QUESTIONS_SOURCE = 'svc-gateway-code-questions';
 
 export const TRAIN_OPTIONS: TrainOptions = {
   l2Hashed: 3e-4,
@@ -58,6 +67,7 @@ export const TRAIN_OPTIONS: TrainOptions = {
   realWeight: 0.1,
   titleWeight: 0.1,
   multilingualWeight: 0.3,
+  codeQuestionsWeight: 0.3,
 };
 
 export interface Example {
@@ -97,14 +107,14 @@ export function featurize(rows: readonly LabelledPrompt[]): Example[] {
 }
 
 function exampleWeights(examples: readonly Example[], options: TrainOptions): Float64Array {
-  const { balanceSources: balance, realWeight, titleWeight, multilingualWeight } = options;
+  const { balanceSources: balance, realWeight, titleWeight, multilingualWeight, codeQuestionsWeight } = options;
   const perSource = new Map<string, number>();
   for (const e of examples) perSource.set(e.source, (perSource.get(e.source) ?? 0) + 1);
   const w = new Float64Array(examples.length);
   let total = 0;
   examples.forEach((e, i) => {
     const family = e.real === true && TITLE_FAMILIES.has(e.source.replace(/^family:/, '')) ? titleWeight : 1;
-    const written = e.source === MULTILINGUAL_SOURCE ? multilingualWeight : 1;
+    const written = e.source === MULTILINGUAL_SOURCE ? multilingualWeight : e.source === CODE_QUESTIONS_SOURCE ? codeQuestionsWeight : 1;
     w[i] = (balance ? 1 / Math.sqrt(perSource.get(e.source) as number) : 1) * (e.real === true ? realWeight * family : written);
     total += w[i] as number;
   });

@@ -34,10 +34,13 @@ describe('svc-auto classifier', () => {
   });
 
   // Trained on the real-user prompts, among them many short Stack Overflow titles, a model sent these up a tier
-  // (docs/routing.md, "Trained on them, or not"): the shipped one must not.
-  it('sends none of 41 short everyday prompts in seven languages above svc-fast', () => {
+  // (docs/routing.md, "Trained on them, or not"): the shipped one must not. One accepted exception: since the
+  // written programming questions ("pandas merge two dataframes ..."), "pandas" reads as the Python library, so
+  // the animal's fun facts go to svc-code (answered well, at the code tier's price; docs/routing.md).
+  it('sends none of 41 short everyday prompts in seven languages above svc-fast, but the pandas one to svc-code', () => {
     expect(EVERYDAY_PROMPTS).toHaveLength(41);
-    expect(EVERYDAY_PROMPTS.filter((p) => tierOf(p) !== 'fast')).toEqual([]);
+    const upward = EVERYDAY_PROMPTS.filter((p) => tierOf(p) !== 'fast').map((p) => [p, tierOf(p)]);
+    expect(upward).toEqual([['Tell me some fun facts about pandas', 'code']]);
   });
 
   // A regression floor on prompts nothing was trained on, written by a reviewer to find a retraining's regressions.
