@@ -11,7 +11,7 @@ import { promptTokensFor, type Quote } from '../billing/quote.js';
 import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
-import { type Deadline, deadlineIn } from '../core/deadline-timers.js';
+import { type Deadline, repeatEvery } from '../core/deadline-timers.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
@@ -95,7 +95,6 @@ export class Completion {
   private interruption: Extract<Ending, 'shutdown' | 'write_timeout'> | null = null;
   private readonly interruptListeners: ((reason: Extract<Ending, 'shutdown' | 'write_timeout'>) => void)[] = [];
   private ending: Promise<Settlement> | null = null;
-  private renewing = false;
   /** The next lease renewal, on the process's deadlines (src/core/deadline-timers.ts); null once ending. */
   private renewal: Deadline | null = null;
 
@@ -216,7 +215,6 @@ export class Completion {
   private async settle(ending: Ending): Promise<Settlement> {
     this.renewal?.cancel();
     this.renewal = null;
-    this.renewing = false;
     // Whatever is still open upstream is closed before the charge is read (no-op when it finished).
     await this.failover.close(ending);
     const { route, quote, requestId } = this.spec;
@@ -283,14 +281,7 @@ export class Completion {
 
   /** Renews the lease every third of it, while the completion lives. */
   private scheduleRenewal(): void {
-    this.renewing = true;
-    const periodMs = Math.max(100, Math.floor(this.deps.limits.holdLeaseMs / 3));
-    const tick = (): void => {
-      if (!this.renewing) return;
-      this.renewal = deadlineIn(periodMs, tick);
-      this.renewLease();
-    };
-    this.renewal = deadlineIn(periodMs, tick);
+    this.renewal = repeatEvery(Math.max(100, Math.floor(this.deps.limits.holdLeaseMs / 3)), () => this.renewLease());
   }
 
   private renewLease(): void {

@@ -18,6 +18,7 @@
  * error event anyway); the gateway shut down. Each is one ending of src/billing/charge.ts.
  */
 import type { Ending } from '../billing/charge.js';
+import { type Deadline, repeatEvery } from '../core/deadline-timers.js';
 import { ChatStreamEncoder } from '../openai/chat-stream-encoder.js';
 import type { ChunkDelta } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
@@ -116,7 +117,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   let lastPullAt = performance.now();
   /** When the last event of the answer (or a keep-alive comment) was written. */
   let lastWroteAt = performance.now();
-  let ticker: ReturnType<typeof setInterval> | null = null;
+  let ticker: Deadline | null = null;
 
   /**
    * relaying -> ending -> closed, written to the client: never a silent cut. The client may go away while
@@ -174,7 +175,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   };
 
   const stopTicker = (): void => {
-    if (ticker !== null) clearInterval(ticker);
+    ticker?.cancel();
     ticker = null;
   };
 
@@ -230,7 +231,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       for (const bytes of encoder.opening()) write(bytes);
       // A quarter of the shorter period: each deadline is kept within 25% of its value (a tick of the whole
       // period would let a stream run up to twice the write deadline).
-      ticker = setInterval(() => {
+      ticker = repeatEvery(Math.max(25, Math.min(keepaliveMs, writeTimeoutMs) / 4), () => {
         if (states.state !== 'relaying') return;
         const now = performance.now();
         if (!pulling && now - lastPullAt >= writeTimeoutMs) {
@@ -242,7 +243,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
           write(encodeSseComment());
           lastWroteAt = now;
         }
-      }, Math.max(25, Math.min(keepaliveMs, writeTimeoutMs) / 4));
+      });
     },
     // Loops until it writes something: a pull that returns without enqueuing is not called again.
     async pull() {

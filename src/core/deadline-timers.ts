@@ -36,6 +36,27 @@ export function deadlineIn(ms: number, fire: () => void, options?: DeadlineOptio
   return scheduler(ms, fire, options);
 }
 
+/**
+ * Calls `fire` every `ms` milliseconds until cancelled: a setInterval on the installed scheduler (each
+ * period one deadline, set again when it fires, before `fire` runs).
+ */
+export function repeatEvery(ms: number, fire: () => void, options?: DeadlineOptions): Deadline {
+  let cancelled = false;
+  let next: Deadline;
+  const tick = (): void => {
+    if (cancelled) return;
+    next = scheduler(ms, tick, options);
+    fire();
+  };
+  next = scheduler(ms, tick, options);
+  return {
+    cancel: () => {
+      cancelled = true;
+      next.cancel();
+    },
+  };
+}
+
 /** Set once by a runtime's entry, before it serves; returns the previous one (for tests that swap it). */
 export function useDeadlineScheduler(next: ScheduleDeadline): ScheduleDeadline {
   const previous = scheduler;

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { DeadlineHeap } from '../../src/core/deadline-heap.js';
+import { repeatEvery, runtimeTimer, useDeadlineScheduler } from '../../src/core/deadline-timers.js';
 
 /** Runs a module in a fresh Node with DeadlineHeap imported from the build; returns its stdout. */
 function runScript(body: string): string {
@@ -87,5 +88,27 @@ describe('DeadlineHeap', () => {
         heap.schedule(300, () => console.log('fired'), { keepAlive: ${String(keepAlive)} });`);
     expect(run(true)).toBe('fired');
     expect(run(false)).toBe('');
+  });
+
+  it('repeats a deadline until it is cancelled (the lease renewal and the stream ticker), on the heap and on runtime timers', async () => {
+    for (const schedule of [new DeadlineHeap().schedule, runtimeTimer]) {
+      const previous = useDeadlineScheduler(schedule);
+      try {
+        let ticks = 0;
+        const every = repeatEvery(20, () => {
+          ticks += 1;
+        });
+        await sleep(110);
+        every.cancel();
+        const atCancel = ticks;
+        await sleep(60);
+        // About five periods in 110 ms; none after the cancel.
+        expect(atCancel).toBeGreaterThanOrEqual(3);
+        expect(atCancel).toBeLessThanOrEqual(5);
+        expect(ticks).toBe(atCancel);
+      } finally {
+        useDeadlineScheduler(previous);
+      }
+    }
   });
 });
