@@ -95,7 +95,7 @@ export class Completion {
   private interruption: Extract<Ending, 'shutdown' | 'write_timeout'> | null = null;
   private readonly interruptListeners: ((reason: Extract<Ending, 'shutdown' | 'write_timeout'>) => void)[] = [];
   private ending: Promise<Settlement> | null = null;
-  /** The next lease renewal, on the process's deadlines (src/core/deadline-timers.ts); null once ending. */
+  /** The lease renewals, on the process's deadlines (src/core/deadline-timers.ts); null once ending. */
   private renewal: Deadline | null = null;
 
   private constructor(
@@ -148,7 +148,8 @@ export class Completion {
     }
     const completion = new Completion(deps, spec, meter);
     deps.registry.add(completion);
-    completion.scheduleRenewal();
+    // Every third of the lease, while the completion lives.
+    completion.renewal = repeatEvery(Math.max(100, Math.floor(deps.limits.holdLeaseMs / 3)), () => completion.renewLease());
     return completion;
   }
 
@@ -277,11 +278,6 @@ export class Completion {
       this.spec.requestId,
       end,
     );
-  }
-
-  /** Renews the lease every third of it, while the completion lives. */
-  private scheduleRenewal(): void {
-    this.renewal = repeatEvery(Math.max(100, Math.floor(this.deps.limits.holdLeaseMs / 3)), () => this.renewLease());
   }
 
   private renewLease(): void {

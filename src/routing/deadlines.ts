@@ -50,6 +50,9 @@ export class AttemptDeadlines {
   private timer: Deadline | null = null;
   /** When the pending timer fires. */
   private timerAt = Number.POSITIVE_INFINITY;
+  /** Set by nextAt(): which bound the instant it returned belongs to (no object per call). */
+  private nextBound: Bound = 'phase';
+  private readonly onTimer = (): void => this.check();
   private readonly onParentAbort = (): void => {
     this.controller.abort(new UpstreamError('aborted', 'the client closed the connection'));
   };
@@ -115,9 +118,6 @@ export class AttemptDeadlines {
     this.parent.removeEventListener('abort', this.onParentAbort);
   }
 
-  /** Set by nextAt(): which bound the instant it returned belongs to (no object per call). */
-  private nextBound: Bound = 'phase';
-
   private nextAt(): number {
     const d = this.deadlines;
     let at: number;
@@ -148,8 +148,6 @@ export class AttemptDeadlines {
     if (this.phase === 'first_token') return `no first token within ${d.firstTokenMs} ms`;
     return `the stream stalled for ${d.betweenChunksMs} ms`;
   }
-
-  private readonly onTimer = (): void => this.check();
 
   private arm(): void {
     this.timer?.cancel();
