@@ -37,19 +37,33 @@ function headersOf(raw: RawHeaders): UpstreamHeaders {
 /** Bytes buffered ahead of the reader before the socket is paused (undici buffers up to 64 KiB more). */
 const READ_AHEAD_BYTES = 64 * 1024;
 
+/** The queued chunks as one, copied only when there are several. */
+function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  return Buffer.concat(chunks, bytes);
+}
+
 /**
- * undici's body stream read chunk by chunk. Not the stream's own async iterator: that one destroys the
- * stream whenever the loop over it stops before the stream emitted 'end', and an adapter stops at the
- * `[DONE]` event, usually a tick before 'end', so every request paid for an AbortError with its stack trace
- * (about 60 us under the profiler). Here stopping early destroys the stream only when its end has not
- * arrived yet: then the upstream is still sending, and destroying it closes that connection.
+ * undici's body stream read as the chunks that arrived since the last read, joined. undici emits one 'data'
+ * per HTTP chunk, and an SSE upstream writes one chunk per event, so a network read of 20 events is 20
+ * 'data' events in one synchronous turn. Handing each to the reader on its own sent every event through every
+ * layer above (SSE decoding, the adapter, the output bound, observation, failover) one asynchronous step at a
+ * time, about 14 promises a step (docs/performance.md, "Eighth session"). A waiting read is therefore
+ * answered one microtask later, with everything that turn delivered.
+ *
+ * Not the stream's own async iterator: that one destroys the stream whenever the loop over it stops before
+ * the stream emitted 'end', and an adapter stops at the `[DONE]` event, usually a tick before 'end', so every
+ * request paid for an AbortError with its stack trace (about 60 us under the profiler). Here stopping early
+ * destroys the stream only when its end has not arrived yet: then the upstream is still sending, and
+ * destroying it closes that connection.
  */
 class NodeBodyIterator implements AsyncIterator<Uint8Array> {
-  private readonly queue: Uint8Array[] = [];
+  private queue: Uint8Array[] = [];
   private queuedBytes = 0;
   private ended = false;
   private failure: Error | null = null;
   private waiter: { resolve: (result: IteratorResult<Uint8Array>) => void; reject: (error: Error) => void } | null = null;
+  private answering = false;
 
   constructor(private readonly source: Readable) {
     // The stream may have ended or died before the first read (a reset, a cancel): its events are gone, so
@@ -58,39 +72,29 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
     else if (source.readableEnded) this.ended = true;
     else if (source.destroyed) this.failure = new Error('the upstream body closed before its end');
     source.on('data', (chunk: Uint8Array) => {
-      const waiter = this.waiter;
-      if (waiter !== null) {
-        this.waiter = null;
-        waiter.resolve({ done: false, value: chunk });
-        return;
-      }
       this.queue.push(chunk);
       this.queuedBytes += chunk.byteLength;
-      if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
+      if (this.waiter !== null) this.answerSoon();
+      else if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
     });
     source.on('end', () => {
       this.ended = true;
-      this.settleWaiter();
+      this.answerSoon();
     });
     source.on('error', (error: Error) => {
       this.failure = error;
-      this.settleWaiter();
+      this.answerSoon();
     });
     // Destroyed without an error (undici gives one when the body had not ended, so this is a backstop):
     // a read waiting for more must not wait for ever.
     source.on('close', () => {
       if (!this.ended && this.failure === null) this.failure = new Error('the upstream body closed before its end');
-      this.settleWaiter();
+      this.answerSoon();
     });
   }
 
   next(): Promise<IteratorResult<Uint8Array>> {
-    const chunk = this.queue.shift();
-    if (chunk !== undefined) {
-      this.queuedBytes -= chunk.byteLength;
-      if (this.source.isPaused() && this.queuedBytes < READ_AHEAD_BYTES / 2) this.source.resume();
-      return Promise.resolve({ done: false, value: chunk });
-    }
+    if (this.queue.length > 0) return Promise.resolve({ done: false, value: this.take() });
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve, reject) => {
@@ -99,18 +103,34 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
   }
 
   return(): Promise<IteratorResult<Uint8Array>> {
-    this.queue.length = 0;
+    this.queue = [];
     this.queuedBytes = 0;
     if (!this.ended && !this.source.destroyed) this.source.destroy();
     return Promise.resolve({ done: true, value: undefined });
   }
 
-  private settleWaiter(): void {
-    const waiter = this.waiter;
-    if (waiter === null) return;
-    this.waiter = null;
-    if (this.failure !== null) waiter.reject(this.failure);
-    else waiter.resolve({ done: true, value: undefined });
+  private take(): Uint8Array {
+    const chunk = joined(this.queue, this.queuedBytes);
+    this.queue = [];
+    this.queuedBytes = 0;
+    if (this.source.isPaused()) this.source.resume();
+    return chunk;
+  }
+
+  /** Answers the waiting read once the current turn has delivered all it will (undici emits a read's chunks synchronously). */
+  private answerSoon(): void {
+    if (this.waiter === null || this.answering) return;
+    this.answering = true;
+    queueMicrotask(() => {
+      this.answering = false;
+      const waiter = this.waiter;
+      if (waiter === null) return;
+      this.waiter = null;
+      if (this.queue.length > 0) waiter.resolve({ done: false, value: this.take() });
+      else if (this.failure !== null) waiter.reject(this.failure);
+      else if (this.ended) waiter.resolve({ done: true, value: undefined });
+      else this.waiter = waiter;
+    });
   }
 }
 
