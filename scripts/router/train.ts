@@ -52,12 +52,28 @@ export interface TrainOptions {
    * questions there ("how long do I boil an egg" to svc-code), docs/routing.md.
    */
   codeQuestionsWeight: number;
+  /**
+   * A multiplier for the written role-play set-ups (PERSONA_SOURCE): "act as", "you are" and "pretend you're"
+   * prompts in eight languages whose tier is set by the work asked of the persona, not by the persona. They
+   * teach that a set-up's wording ("I want you to act as", "my first request is") says nothing of the tier.
+   */
+  personaWeight: number;
 }
 
 /** The source of the written everyday prompts in eight languages (eval/routing/written.jsonl). */
 export const MULTILINGUAL_SOURCE = 'svc-gateway-multilingual';
 /** The source of the written short programming questions and their everyday look-alikes. */
 export const CODE_QUESTIONS_SOURCE = 'svc-gateway-code-questions';
+/** The source of the written role-play set-ups. */
+export const PERSONA_SOURCE = 'svc-gateway-personas';
+
+/** The multiplier of each written source that has one (the others count 1). */
+function writtenWeight(source: string, options: TrainOptions): number {
+  if (source === MULTILINGUAL_SOURCE) return options.multilingualWeight;
+  if (source === CODE_QUESTIONS_SOURCE) return options.codeQuestionsWeight;
+  if (source === PERSONA_SOURCE) return options.personaWeight;
+  return 1;
+}
 
 export const TRAIN_OPTIONS: TrainOptions = {
   l2Hashed: 3e-4,
@@ -68,6 +84,7 @@ export const TRAIN_OPTIONS: TrainOptions = {
   titleWeight: 0.1,
   multilingualWeight: 0.3,
   codeQuestionsWeight: 0.3,
+  personaWeight: 0.05,
 };
 
 export interface Example {
@@ -107,14 +124,14 @@ export function featurize(rows: readonly LabelledPrompt[]): Example[] {
 }
 
 function exampleWeights(examples: readonly Example[], options: TrainOptions): Float64Array {
-  const { balanceSources: balance, realWeight, titleWeight, multilingualWeight, codeQuestionsWeight } = options;
+  const { balanceSources: balance, realWeight, titleWeight } = options;
   const perSource = new Map<string, number>();
   for (const e of examples) perSource.set(e.source, (perSource.get(e.source) ?? 0) + 1);
   const w = new Float64Array(examples.length);
   let total = 0;
   examples.forEach((e, i) => {
     const family = e.real === true && TITLE_FAMILIES.has(e.source.replace(/^family:/, '')) ? titleWeight : 1;
-    const written = e.source === MULTILINGUAL_SOURCE ? multilingualWeight : e.source === CODE_QUESTIONS_SOURCE ? codeQuestionsWeight : 1;
+    const written = writtenWeight(e.source, options);
     w[i] = (balance ? 1 / Math.sqrt(perSource.get(e.source) as number) : 1) * (e.real === true ? realWeight * family : written);
     total += w[i] as number;
   });
