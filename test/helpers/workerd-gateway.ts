@@ -88,7 +88,8 @@ export async function startWorkerdGateway(bundle: string, opts: { config?: objec
     compatibilityFlags: ['nodejs_compat'],
     bindings: {
       SVC_CONFIG: opts.config === undefined ? '' : JSON.stringify(opts.config),
-      SVC_DATABASE_URL: `${role.url}?schema=${schema}`,
+      // The isolate's connection slots (the URL's max) match what the role may hold, as an operator sets them.
+      SVC_DATABASE_URL: `${role.url}?schema=${schema}&max=${WORKER_CONNECTION_LIMIT}`,
       SVC_LOG_LEVEL: process.env.SVC_TEST_WORKER_LOG ?? 'off',
       ...opts.bindings,
     },

@@ -17,6 +17,7 @@ import { createApp } from '../../core/app.js';
 import { CompletionRegistry, type Interruptible } from '../../completions/registry.js';
 import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
+import { ConnectionSlots, type Slot } from './connection-slots.js';
 import { configFromEnv, housekeeping, loggerFromEnv, webDeps } from '../web/web-deps.js';
 
 export interface WorkerEnv {
@@ -51,6 +52,33 @@ function databaseUrl(env: WorkerEnv): string {
   const url = env.HYPERDRIVE?.connectionString ?? env.SVC_DATABASE_URL;
   if (url === undefined || url === '') throw new Error('no database: bind HYPERDRIVE (or set SVC_DATABASE_URL) to the PostgreSQL database');
   return url;
+}
+
+interface Database {
+  /** The URL each request's store connects with: without `max`, which is not the request's pool size here. */
+  url: string;
+  /** The database URL's `max`: how many requests of this isolate may hold a connection at once; null when unset. */
+  slots: ConnectionSlots | null;
+}
+
+let database: { from: string; value: Database } | null = null;
+
+/** The database of this isolate's requests, read once per URL (only the query string: multi-host URLs are not WHATWG URLs). */
+function databaseOf(env: WorkerEnv): Database {
+  const url = databaseUrl(env);
+  if (database?.from === url) return database.value;
+  const queryStart = url.indexOf('?');
+  const params = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
+  const max = params.get('max');
+  if (max !== null && !/^[1-9][0-9]*$/.test(max)) {
+    throw new Error(`the database URL's max (the connections this isolate may hold at once) must be a positive integer, got '${max}'`);
+  }
+  params.delete('max');
+  const rest = params.toString();
+  const base = queryStart === -1 ? url : url.slice(0, queryStart);
+  const value = { url: rest === '' ? base : `${base}?${rest}`, slots: max === null ? null : new ConnectionSlots(Number(max)) };
+  database = { from: url, value };
+  return value;
 }
 
 /**
@@ -103,9 +131,14 @@ class RequestRegistry extends CompletionRegistry {
   }
 }
 
+/** Closes the request's store, then gives its connection slot back. */
+function closeStore(store: Store, slot: Slot): Promise<void> {
+  return store.close().finally(() => slot.release());
+}
+
 /** The response, whose end (its body's, for a stream) and then its tracked work close the request's store. */
-function closingWith(response: Response, store: Store, registry: RequestRegistry, ctx: WorkerContext): Response {
-  const closeAfterWork = (): Promise<void> => registry.workDone().then(() => store.close());
+function closingWith(response: Response, store: Store, slot: Slot, registry: RequestRegistry, ctx: WorkerContext): Response {
+  const closeAfterWork = (): Promise<void> => registry.workDone().then(() => closeStore(store, slot));
   if (response.body === null) {
     ctx.waitUntil(closeAfterWork());
     return response;
@@ -122,21 +155,24 @@ function closingWith(response: Response, store: Store, registry: RequestRegistry
     }),
   );
   // A client that goes away cancels the body instead: the completion still settles (its owner ends the
-  // hold), and the runtime closes the request's sockets when the request's work is done.
+  // hold), and the runtime closes the request's sockets when the request's work is done. Its connection
+  // slot is then not given back: its lease frees it (./connection-slots.ts).
   return new Response(body, response);
 }
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
     const shared = isolateOf(env);
-    const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
+    const db = databaseOf(env);
+    const slot = db.slots === null ? { release: () => undefined } : await db.slots.acquire();
+    const store = postgresStoreFromUrl(db.url, systemClock, { max: REQUEST_POOL_SIZE });
     const registry = new RequestRegistry(ctx);
     const app = createApp({ ...shared, store, completions: registry });
     try {
       const response = await app.fetch(request, env, ctx as never);
-      return closingWith(response, store, registry, ctx);
+      return closingWith(response, store, slot, registry, ctx);
     } catch (e) {
-      ctx.waitUntil(store.close());
+      ctx.waitUntil(closeStore(store, slot));
       throw e;
     }
   },
@@ -147,7 +183,7 @@ export default {
    */
   async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
     const shared = isolateOf(env);
-    const store = postgresStoreFromUrl(databaseUrl(env), systemClock, { max: REQUEST_POOL_SIZE });
+    const store = postgresStoreFromUrl(databaseOf(env).url, systemClock, { max: REQUEST_POOL_SIZE });
     const run = async (): Promise<void> => {
       try {
         await housekeeping(store, shared.logger);
