@@ -74,8 +74,9 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
     source.on('data', (chunk: Uint8Array) => {
       this.queue.push(chunk);
       this.queuedBytes += chunk.byteLength;
+      // Paused even with a read waiting, so one answer is never larger than the read-ahead (take() resumes).
+      if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
       if (this.waiter !== null) this.answerSoon();
-      else if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
     });
     source.on('end', () => {
       this.ended = true;

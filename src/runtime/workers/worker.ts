@@ -17,7 +17,7 @@ import { createApp } from '../../core/app.js';
 import { CompletionRegistry, type Interruptible } from '../../completions/registry.js';
 import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
-import { ConnectionSlots, type Slot } from './connection-slots.js';
+import { ConnectionSlots, NO_SLOT, type Slot } from './connection-slots.js';
 import { configFromEnv, housekeeping, loggerFromEnv, webDeps } from '../web/web-deps.js';
 
 export interface WorkerEnv {
@@ -136,7 +136,11 @@ function closeStore(store: Store, slot: Slot): Promise<void> {
   return store.close().finally(() => slot.release());
 }
 
-/** The response, whose end (its body's, for a stream) and then its tracked work close the request's store. */
+/**
+ * The response, whose end (its body's, for a stream) and then its tracked work close the request's store
+ * and give its connection slot back. Each chunk that goes out renews the slot's lease, so a stream (its
+ * keep-alive comments included) keeps its slot for as long as it runs.
+ */
 function closingWith(response: Response, store: Store, slot: Slot, registry: RequestRegistry, ctx: WorkerContext): Response {
   const closeAfterWork = (): Promise<void> => registry.workDone().then(() => closeStore(store, slot));
   if (response.body === null) {
@@ -151,12 +155,18 @@ function closingWith(response: Response, store: Store, slot: Slot, registry: Req
   };
   const body = response.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        slot.touch();
+        controller.enqueue(chunk);
+      },
       flush: close,
     }),
   );
   // A client that goes away cancels the body instead: the completion still settles (its owner ends the
-  // hold), and the runtime closes the request's sockets when the request's work is done. Its connection
-  // slot is then not given back: its lease frees it (./connection-slots.ts).
+  // hold), and the runtime closes the request's sockets when the request's work is done. The slot is then
+  // not given back; its lease, no longer renewed, frees it (./connection-slots.ts). A body of our own with
+  // a cancel callback would give it back at once, but workerd did not cancel such a body when its client
+  // left, so the completion was never interrupted (tried: the hang-up test's hold stayed pending).
   return new Response(body, response);
 }
 
@@ -164,15 +174,17 @@ export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
     const shared = isolateOf(env);
     const db = databaseOf(env);
-    const slot = db.slots === null ? { release: () => undefined } : await db.slots.acquire();
-    const store = postgresStoreFromUrl(db.url, systemClock, { max: REQUEST_POOL_SIZE });
-    const registry = new RequestRegistry(ctx);
-    const app = createApp({ ...shared, store, completions: registry });
+    const slot = db.slots === null ? NO_SLOT : await db.slots.acquire();
+    let store: Store | null = null;
     try {
+      store = postgresStoreFromUrl(db.url, systemClock, { max: REQUEST_POOL_SIZE });
+      const registry = new RequestRegistry(ctx);
+      const app = createApp({ ...shared, store, completions: registry });
       const response = await app.fetch(request, env, ctx as never);
       return closingWith(response, store, slot, registry, ctx);
     } catch (e) {
-      ctx.waitUntil(closeStore(store, slot));
+      if (store === null) slot.release();
+      else ctx.waitUntil(closeStore(store, slot));
       throw e;
     }
   },
