@@ -4,14 +4,15 @@
  * between requests), so without a pooler in front of the database a burst opens as many connections at
  * once as it has requests. PostgreSQL starts a backend for every one, refused ones included: on a machine
  * where that takes 40 ms, 500 at once kept the server busy for about ten seconds before it answered any,
- * longer than the gateway waits for a silent ledger. With slots, the rest of the burst waits here, in turn.
+ * longer than the gateway waits for a silent ledger. With slots, the rest of the burst waits here.
  *
  * Only numbers are shared between requests (a Worker may not wait on a promise another request resolves):
  * a waiting request polls, so slots go to whoever looks first when one frees, not in arrival order. A
  * slot's lease starts again with each chunk its answer sends; a slot whose request never gave it back
  * (workerd ended the request's work without running its cleanup) counts as free once the lease has run
- * out, so a lost release narrows the limit for a while, never for good. A request that waited `waitMs` without a slot goes on without one:
- * the database's own limit, and the store's wait for it (src/store/postgres/errors.ts), take over.
+ * out, so a lost release narrows the limit for a while, never for good. A request that waited `waitMs`
+ * without a slot goes on without one: the database's own limit, and the store's wait for it
+ * (src/store/postgres/errors.ts), take over.
  */
 export interface SlotOptions {
   /** After this long without a touch a slot counts as free, whether or not its request gave it back. */
@@ -42,7 +43,7 @@ export const NO_SLOT: Slot = { touch: () => undefined, release: () => undefined 
 const MAX_POLL_MS = 50;
 
 export class ConnectionSlots {
-  /** When each held slot was taken, by slot. */
+  /** When each held slot was taken or last touched, by slot. */
   private readonly held = new Map<object, number>();
 
   constructor(
