@@ -15,7 +15,7 @@ import { systemClock } from '../../core/clock.js';
 import type { AppDeps } from '../../core/deps.js';
 import { createApp } from '../../core/app.js';
 import { CompletionRegistry, type Interruptible } from '../../completions/registry.js';
-import { postgresStoreFromUrl } from '../../store/postgres/store-from-url.js';
+import { postgresStoreFromUrl, takeMax } from '../../store/postgres/store-from-url.js';
 import type { Store } from '../../store/types.js';
 import { ConnectionSlots, NO_SLOT, type Slot } from './connection-slots.js';
 import { configFromEnv, housekeeping, loggerFromEnv, webDeps } from '../web/web-deps.js';
@@ -63,20 +63,12 @@ interface Database {
 
 let database: { from: string; value: Database } | null = null;
 
-/** The database of this isolate's requests, read once per URL (only the query string: multi-host URLs are not WHATWG URLs). */
+/** The database of this isolate's requests, read once per URL. */
 function databaseOf(env: WorkerEnv): Database {
   const url = databaseUrl(env);
   if (database?.from === url) return database.value;
-  const queryStart = url.indexOf('?');
-  const params = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
-  const max = params.get('max');
-  if (max !== null && !/^[1-9][0-9]*$/.test(max)) {
-    throw new Error(`the database URL's max (the connections this isolate may hold at once) must be a positive integer, got '${max}'`);
-  }
-  params.delete('max');
-  const rest = params.toString();
-  const base = queryStart === -1 ? url : url.slice(0, queryStart);
-  const value = { url: rest === '' ? base : `${base}?${rest}`, slots: max === null ? null : new ConnectionSlots(Number(max)) };
+  const taken = takeMax(url, 'the connections this isolate may hold at once');
+  const value = { url: taken.url, slots: taken.max === null ? null : new ConnectionSlots(taken.max) };
   database = { from: url, value };
   return value;
 }
