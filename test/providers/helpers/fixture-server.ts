@@ -89,13 +89,33 @@ export function fixture(name: string, provider = 'openai'): string {
   return readFileSync(new URL(`../../fixtures/${provider}/${name}`, import.meta.url), 'utf8');
 }
 
-/** A port that was just free and is now closed: connecting to it is refused. */
+/**
+ * A port nothing listens on: connecting to it is refused. It is taken below the kernel's ephemeral range,
+ * because a port from that range (what `listen(0)` hands out) can later be bound by another test file's
+ * server, or be the local port of the very connection that dials it (TCP self-connect on loopback); either
+ * turned "refused" into an answer, rarely, in CI.
+ */
 export async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow;
+  } catch {
+    // Not Linux: keep the usual lower bound.
+  }
+  const low = 10000;
+  const high = Math.max(low + 1000, ephemeralLow - 1);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const server = createNetServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+  throw new Error('no free port below the ephemeral range');
 }
 
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
