@@ -28,6 +28,8 @@ const { values } = parseArgs({
     lofo: { type: 'boolean', default: false },
     'held-out': { type: 'boolean', default: false },
     show: { type: 'boolean', default: false },
+    // With --lofo: each family's figures held out as well.
+    families: { type: 'boolean', default: false },
     // A labelled set (dataset.ts's format) to score each model on as well: accuracy, under, over.
     extra: { type: 'string', default: REVIEW_SET },
   },
@@ -60,7 +62,14 @@ for (const pair of values.pairs.split(',')) {
   if (values.lofo && realWeight > 0) {
     const held = leaveOneFamilyOut(real, base, options);
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));
-    const m = scoreByLength(decisions(real, held, DEFAULT_QUALITY_BIAS), rows).overall;
+    const report = scoreByLength(decisions(real, held, DEFAULT_QUALITY_BIAS), rows);
+    const m = report.overall;
+    if (values.families) {
+      for (const [family, f] of Object.entries(report.bySource)) {
+        line += `\n  ${family.padEnd(32)} n ${String(f.n).padStart(4)}  accuracy ${pct(f.accuracy)}  under ${pct(f.underRouting ?? 0)}  over ${pct(f.overRouting ?? 0)}`;
+      }
+      line += '\n';
+    }
     line += `; leave-one-family-out macro-F1 ${m.macroF1.toFixed(3)}, under ${pct(m.underRouting)}, over ${pct(m.overRouting)}, cost ${m.costRatio?.toFixed(3)}`;
   }
   if (values['held-out']) {
