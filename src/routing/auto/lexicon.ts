@@ -5,7 +5,9 @@
  * words or two-word phrases; the scanner looks up every token and every pair of adjacent tokens. The
  * commonest entries of each list are also given in Spanish, French, German, Portuguese, Italian, Russian
  * (several cases), Chinese and Japanese (two-character words, written as pairs: the scanner reads each
- * ideograph as a token), so that a rule holds in the languages real users write in.
+ * ideograph as a token), so that a rule holds in the languages real users write in. The last lines of
+ * the code-noun, code-verb and maths lists are those languages' forum vocabulary, translated blind and with
+ * every word that is also an everyday word struck (docs/routing.md, "Word lists in eight languages").
  */
 import { hashString } from './hashing.js';
 
@@ -54,7 +56,49 @@ const LISTS: Record<Lex, string> = {
     переменную цикл цикла массив массива массивы массиве файл файла файлы файлов файле модуль модуля
     скрипт скрипта исключение компилятор синтаксис алгоритм регулярное_выражение база_данных базы_данных
     базе_данных 代_码 函_数 程_序 编_程 列_表 数_组 字_符 变_量 循_环 报_错 脚_本 接_口 调_试 编_译 算_法 框_架 模_块 插_件 関_数 配_列 変_数 字_列
-    実_装 例_外`,
+    実_装 例_外
+    tupla tuplas flotante flotantes iteración iteracion iteraciones recursión recursividad funcion parámetro
+    parametro parámetros parametros compiladores fichero ficheros directorio directorios bbdd
+    expresión_regular expresion_regular expresiones_regulares servidor servidores depurador algoritmos
+    ordenamiento ordenación ordenacion puntero punteros código_fuente codigo_fuente repositorio repositorios
+    gráfica grafica gráficas graficas gráfico grafico gráficos graficos codificación codificacion
+    marca_temporal vetor vetores matrizes ponto_flutuante iteração iteracao iterações iteracoes recursão
+    recursao recursividade funcao funcoes variável variavel variáveis variaveis parâmetro parâmetros
+    interpretador interpretadores arquivos ficheiro ficheiros diretório diretorio diretórios diretorios
+    expressão_regular expressao_regular expressões_regulares expressoes_regulares requisição requisicao
+    requisições requisicoes sintaxe ordenação ordenacao ponteiro ponteiros código_fonte codigo_fonte
+    repositório repositórios codificação codificacao flottant flottants itération itérations récursivité
+    recursivite récursion paramètre parametre paramètres parametres compilateurs interpréteur interpreteur
+    fichiers bdd expression_régulière expression_reguliere expressions_régulières expressions_regulieres
+    requete requêtes requetes débogueur debogueur algorithmes pointeur pointeurs fuite_mémoire fuite_memoire
+    code_source déploiement deploiement graphique graphiques encodage octet octets horodatage bogue bogues
+    zeichenkette zeichenketten matrizen tupel ganzzahl ganzzahlen gleitkommazahl gleitkommazahlen
+    fließkommazahl fliesskommazahl schleife schleifen iterationen rekursion variablen rückgabewert
+    rueckgabewert fehlermeldung fehlermeldungen kompilierer dateien verzeichnis verzeichnisse datenbank
+    datenbanken indizes regulärer_ausdruck regulaerer_ausdruck reguläre_ausdrücke regulaere_ausdruecke
+    abfragen algorithmen datenstruktur datenstrukturen speicherleck speicherlecks stapelüberlauf quellcode
+    quelltext diagramm diagramme zeitstempel kodierung codierung zeichenkodierung stringhe vettore vettori
+    matrici virgola_mobile iterazione iterazioni ricorsione ricorsività ricorsivita funzioni variabile
+    variabili parametri valore_restituito compilatore compilatori espressione_regolare espressioni_regolari
+    sintassi algoritmi struttura_dati strutture_dati ordinamento puntatore puntatori codice_sorgente grafici
+    codifica строка строки строке строку строкой строк строками строках массиву массивом массивов массивами
+    массивах матрице матрицу матрицей матриц матрицами кортеж кортежа кортеже кортежем кортежи кортежей
+    целое_число целые_числа целого_числа целых_чисел плавающей_точкой плавающей_запятой плавающая_точка циклу
+    цикле циклом циклы циклов циклах итерация итерации итерацию итерацией итераций рекурсия рекурсии рекурсию
+    рекурсией функцией функциях функциями переменных переменными параметр параметра параметре параметром
+    параметры параметров возвращаемое_значение возвращаемого_значения компилятора компиляторе компилятором
+    компиляторы интерпретатор интерпретатора интерпретаторе консоль консоли консолью скрипте скриптом скрипты
+    скриптов модуле модулем модули модулей файлом файлами файлах директория директории директорию директорий
+    базу_данных баз_данных бд столбец столбца столбце столбцом столбцы столбцов регулярные_выражения
+    регулярного_выражения регулярных_выражений регулярка регулярки сервер сервера сервере сервером серверы
+    серверов фреймворк фреймворка фреймворке фреймворки фреймворков плагин плагина плагины плагинов отладчик
+    отладчика отладчике синтаксиса синтаксисе алгоритма алгоритме алгоритмом алгоритмы алгоритмов
+    структура_данных структуры_данных структур_данных сортировка сортировки сортировку сортировкой
+    утечка_памяти утечки_памяти переполнение_стека переполнения_стека исходный_код исходного_кода
+    исходном_коде репозиторий репозитория репозитории репозиториев коммит коммита коммиты коммитов баг бага
+    баги багов деплой деплоя датафрейм датафрейма датафрейме датафреймы временная_метка кодировка кодировки
+    кодировку кодировкой байт байта байтов байты 元_组 整_数 整_型 迭_代 递_归 终_端 字_段 索_引 下_标 正_则 指_针 线_程 源_码 图_表 字_节
+    比_特 反_復 再_帰 引_数 添_字 構_文 バ_グ`,
   [Lex.Language]: `python javascript typescript java kotlin scala swift rust golang ruby php perl lua haskell
     elixir erlang clojure ocaml fortran cobol matlab julia dart groovy bash zsh powershell sql mysql postgres
     postgresql sqlite nosql mongodb html css scss sass jsx tsx react vue angular svelte nodejs django flask
@@ -69,7 +113,23 @@ const LISTS: Record<Lex, string> = {
     implementar programar depurar compilar implementa programa_que función_que implémenter programmer
     déboguer compiler implementieren programmieren debuggen kompilieren implementare реализовать
     реализовать_функцию написать_функцию написать_код написать_программу напишите_функцию напиши_функцию
-    напиши_программу напишите_программу отладить скомпилировать 实_现 调_用 编_写`,
+    напиши_программу напишите_программу отладить скомпилировать 实_现 调_用 编_写
+    implementando implementado implementación implementacion depurando debuggear debugear compilando compilado
+    ejecutar ejecutando ejecutado iterar iterando parsear parseando parseado concatenar concatenando
+    concatenado inicializar inicializando inicializado instanciar instanciando instanciado refactorizar
+    refactorizando refactorización refactorizacion graficar graficando scrapear castear implementação
+    implementacao debugar debugando executar executando executado refatorar refatorando refatoração
+    refatoracao plotar plotando implementer implémenté implemente implémentation deboguer débugger débuguer
+    exécuter executer exécuté itérer iterer concaténer concatener concaténé concatene initialiser initialisé
+    instancier instancié instancie refactoriser refactorer implementiert implementierung programmiert debuggt
+    kompiliert iterieren iteriert parsen geparst konkatenieren initialisieren initialisiert instanziieren
+    instanziiert refaktorisieren refactoren refaktorieren deployen plotten geplottet scrapen implementato
+    debuggare iterare parsare parsificare concatenare concatenato inizializzare inizializzato istanziare
+    istanziato refattorizzare deployare plottare программировать запрограммировать программирование отлаживать
+    отладка отладки дебажить компилировать итерировать отсортировать сортировать отсортированный парсить
+    распарсить спарсить парсинг парсинга конкатенировать конкатенация инициализировать инициализация
+    инициализации прочитать_файл считать_файл чтение_файла запись_файла записать_файл рефакторинг рефакторить
+    задеплоить деплоить 遍_历 读_取 写_入 重_构 爬_虫 爬_取 走_査 置_換`,
   [Lex.Keyword]: `def elif lambda import include printf println console const var let async await struct fn
     impl pub mut foreach typeof instanceof namespace usepackage documentclass begin end return returns void
     bool boolean int str len nullptr nil null none self sizeof malloc argc args kwargs init main_function
@@ -92,7 +152,37 @@ const LISTS: Record<Lex, string> = {
     fração porcentagem média уравнение уравнения уравнений решить решите вычислить вычислите посчитать
     интеграл производная производную вероятность произведение матрица матрицы вектор дробь процент
     процентов среднее 方_程 计_算 积_分 导_数 概_率 求_和 质_数 素_数 矩_阵 向_量 百_分 平_均 数_学 几_何 代_数 三_角 計_算 積_分 微_分 確_率
-    数_学 平_均`,
+    数_学 平_均
+    ecuacion derivadas probabilidades número_primo numero_primo números_primos numeros_primos divisibles
+    factoriales polinomio polinomios cuadrática cuadratica ecuación_cuadrática ecuacion_cuadratica vectores
+    valor_propio valores_propios autovalor autovalores logaritmo logaritmos teoremas inecuación inecuacion
+    inecuaciones funcion fraccion fracciones raíz_cuadrada raiz_cuadrada media_aritmética media_aritmetica
+    geometría geometria triángulo triangulo triángulos triangulos perímetro perimetro circunferencia
+    estadística estadistica desviación_estándar desviacion_estandar desviación_típica desviacion_tipica
+    varianza combinatoria permutación permutacion permutaciones equacao equações equacoes divisível divisivel
+    divisíveis divisiveis fatorial polinômio polinómio polinômios quadrática quadratica matrizes vetor vetores
+    inequação inequacao inequações inequacoes funcao funcoes fracao frações fracoes raiz_quadrada
+    média_aritmética triângulo circunferência estatística estatistica desvio_padrão desvio_padrao variância
+    variancia combinatória permutação permutacao permutações permutacoes équations intégrales integrales
+    derivee dérivées derivees probabilite probabilités probabilites nombre_premier nombres_premiers
+    factorielle polynôme polynome polynômes polynomes quadratique vecteurs valeur_propre valeurs_propres
+    logarithme logarithmes theoreme théorèmes theoremes inéquation inequation inéquations inequations
+    racine_carrée racine_carree moyenne_arithmétique moyenne_arithmetique géométrie geometrie périmètre
+    perimetre écart_type ecart_type combinatoire gleichungen integrale ableitungen primzahlen teilbar polynom
+    quadratische_gleichung matrizen vektor vektoren determinante eigenwert eigenwerte logarithmus ungleichung
+    ungleichungen bruchrechnung quadratwurzel arithmetisches_mittel prozentrechnung dreieck flächeninhalt
+    statistik standardabweichung varianz kombinatorik permutationen equazione equazioni derivata derivate
+    probabilità probabilita numeri_primi divisibile divisibili fattoriale polinomi matrici vettore vettori
+    autovalore autovalori logaritmi teoremi disequazione disequazioni funzioni radice_quadrata triangolo
+    circonferenza statistica deviazione_standard permutazione permutazioni уравнением уравнениях вычисление
+    интеграла интегралы интегралов производной производные вероятности простое_число простые_числа
+    простого_числа простых_чисел кратен факториал факториала многочлен многочлена многочлены полином полинома
+    квадратное_уравнение квадратного_уравнения квадратные_уравнения матрицу вектора векторы векторов
+    определитель определителя собственное_значение собственные_значения логарифм логарифма логарифмы теорему
+    леммы дроби квадратный_корень квадратного_корня среднее_арифметическое геометрия геометрии треугольник
+    треугольника треугольнике треугольники периметр периметра окружность окружности статистика статистики
+    стандартное_отклонение среднеквадратическое_отклонение дисперсия дисперсии комбинаторика комбинаторики 整_除
+    余_数 阶_乘 对_数 级_数 数_列 周_长 半_径 方_差 階_乗 対_数 極_限 級_数 補_題 分_数 幾_何 周_長 円_周 順_列`,
   [Lex.NumberWord]: `one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
     fifty sixty seventy eighty ninety hundred hundreds thousand thousands million millions billion half
     halves third thirds quarter quarters twice thrice double doubled triple tripled dozen dozens pair pairs
