@@ -200,13 +200,88 @@ const LISTS: Record<Lex, string> = {
     logical logically tautology satisfiable propositional predicate quantifier quantifiers necessarily
     show_that verify_that demonstrate_that if_and only_if demostrar demuestra demuestre demostración
     teorema lema démontrer démontrez démonstration prouver preuve théorème lemme beweisen beweise beweis
-    provar prove demonstrar доказать докажите доказательство теорема теоремы лемма 证_明 定_理 引_理 推_导 証_明`,
+    provar prove demonstrar доказать докажите доказательство теорема теоремы лемма 证_明 定_理 引_理 推_导 証_明
+    demostracion demostraciones demuestra_que demuestre_que pruebe_que prueba_que muestre_que verifica_que
+    verifique_que comprueba_que corolario corolarios axioma axiomas derivar derivación derivacion deducir
+    deduzca deducción deduccion inducción induccion inducción_matemática induccion_matematica contradicción
+    contradiccion por_contradicción irracional irracionales riguroso rigurosa rigurosamente formalmente
+    implica implicación implicacion premisa premisas conclusión silogismo silogismos falacia falacias lógica
+    logica lógico logico tautología tautologia necesariamente demonstre demonstração demonstracao
+    demonstrações demonstracoes prove_que demonstre_que mostre_que corolário corolários derivação derivacao
+    deduzir deduza dedução deducao indução inducao indução_matemática contradição contradicao por_absurdo
+    irracionais rigoroso rigorosa rigorosamente implicação implicacao premissa premissas conclusão conclusao
+    falácia falácias necessariamente prouve prouvez preuves demontrer demontrez démontre demontre
+    démonstrations montrer_que montrez_que montre_que démontrer_que démontrez_que vérifier_que vérifiez_que
+    lemmes corollaire corollaires axiome axiomes dérivation déduire deduire déduisez déduction récurrence
+    par_récurrence par_recurrence par_l'absurde irrationnel irrationnelle irrationnels rigoureux rigoureuse
+    rigoureusement formellement implique prémisse premisse prémisses syllogisme sophisme paralogisme logique
+    logiques tautologie nécessairement necessairement beweises beweist beweise_dass beweisen_sie zeige_dass
+    korollar folgerung herleiten herleitung leite_her deduzieren deduktion induktion vollständige_induktion
+    vollstaendige_induktion widerspruch widerspruchsbeweis irrationale irrationalität rigoros impliziert
+    implikation prämisse praemisse prämissen schlussfolgerung syllogismus fehlschluss trugschluss logik
+    logisch logische notwendigerweise dimostra dimostrare dimostrazione dimostrazioni dimostra_che
+    dimostrare_che mostra_che verifica_che corollario corollari assioma assiomi derivazione dedurre deduci
+    deduzione induzione contraddizione per_assurdo irrazionale irrazionali implicazione premessa premesse
+    conclusione sillogismo fallacia fallacie докажи доказательства доказательстве доказательством докажи_что
+    покажи_что покажите_что теореме лемму лемме аксиома аксиомы аксиому аксиом выведи_формулу вывод_формулы
+    дедукция дедукции дедуктивно индукция индукции индукцию по_индукции противоречие противоречия
+    от_противного иррациональное иррационально иррациональным иррациональность строгое_доказательство
+    формально импликация умозаключение силлогизм софизм логика логики логике логику логический логическая
+    логически тавтология 推_论 公_理 演_绎 反_证 严_谨 蕴_含 前_提 结_论 谬_误 逻_辑 必_然 充_要 命_题 求_证 试_证 证_毕 论_证 導_出 演_繹 帰_納 矛_盾
+    背_理 厳_密 含_意 結_論 論_理 論_証 検_証 示_せ 同_値 命_題 誤_謬 詭_弁`,
   [Lex.Reasoning]: `reason reasoning reasons step_by by_step explain_your your_reasoning think_through estimate
     estimation estimating approximately puzzle puzzles riddle riddles brainteaser infer inference determine
     figure_out work_out which_of true_or or_false uncertain paradox hypothesis counterexample analyze analyse
     analysis tradeoff tradeoffs compare contrast consequences implications scenario scenarios optimal
     optimize optimise maximize minimize constraint constraints worst_case sudoku chess liar lies tells_the
-    shuffled swap swaps trade trades order_of deduce`,
+    shuffled swap swaps trade trades order_of deduce
+    razonamiento razonamientos razona razonar estima estimar estimación estimacion aproximadamente acertijo
+    acertijos adivinanza adivinanzas rompecabezas infiere inferir inferencia determina determinar verdadero_o
+    paradoja paradojas hipótesis hipotesis contraejemplo contraejemplos analiza analizar analice análisis
+    analisis costo_beneficio coste_beneficio compara comparar comparación comparacion contrasta contrastar
+    consecuencias implicaciones escenario escenarios óptimo optimo óptima optima optimiza optimizar
+    optimización optimizacion maximiza maximizar minimiza minimizar restricción restriccion restricciones
+    peor_caso ventajas desventajas evalúa_críticamente evalua_criticamente justifica justificar argumenta
+    argumentar argumento argumentos evalúa evalua evaluar diagnóstico diagnostico interpretación
+    interpretacion interpreta causas razonadamente reflexiona raciocínio raciocinio raciocine estime
+    estimativa estimativas quebra_cabeça quebra_cabeca charada charadas infira inferência verdadeiro_ou
+    paradoxo paradoxos hipótese hipotese hipóteses contraexemplo contra_exemplo analise analisar análise
+    análises custo_benefício custo_beneficio comparação comparacao consequências consequencias implicações
+    implicacoes cenário cenario cenários otimizar otimize otimização otimizacao restrição restricao restrições
+    pior_caso vantagens desvantagens prós avalie_criticamente justifique argumente avalie avaliar
+    interpretação interpretacao reflita raisonnement raisonnements raisonne raisonner étape_par estimer
+    estimez approximativement énigme enigme énigmes devinette devinettes casse_tête casse_tete inférer
+    inférence détermine déterminer determiner déterminez vrai_ou paradoxe hypothèse hypothese hypothèses
+    contre_exemple contre_exemples analyser analysez comparer comparez comparaison comparaisons conséquences
+    scénario scénarios optimale optimiser optimisez maximiser minimiser contrainte contraintes pire_cas
+    avantages inconvénients inconvenients justifie justifier justifiez argumenter évalue evalue évaluer
+    evaluer évaluez interprétation interpréter réfléchis reflechis compromis begründung begruendung begründe
+    begruende begründen schrittweise schritt_für schätzung schaetzung abschätzung schätze_ab ungefähr
+    ungefaehr rätsel raetsel denksportaufgabe knobelaufgabe schlussfolgern folgere folgern inferenz bestimme
+    wahr_oder paradoxon hypothesen gegenbeispiel analysiere analysieren vergleiche vergleichen vergleich
+    gegenüberstellung konsequenzen auswirkungen szenario szenarien optimiere optimieren optimierung maximiere
+    maximieren minimiere minimieren nebenbedingung nebenbedingungen einschränkung einschränkungen
+    schlimmsten_fall vorteile nachteile kritisch_bewerten bewerte bewerten bewertung beurteile beurteilen
+    rechtfertige argumentiere argumentieren interpretiere ursache ursachen abwägung abwägen durchdenke
+    überlege ragionamento ragionamenti ragiona ragionare passo_passo stima stimare approssimativamente
+    indovinello indovinelli enigmi rompicapo inferisci inferire inferenza determinare vero_o paradosso
+    paradossi ipotesi controesempio analizza analizzare analisi confronta confrontare confronto paragona
+    paragonare conseguenze implicazioni scenari ottimale ottimizza ottimizzare ottimizzazione massimizza
+    massimizzare minimizza minimizzare vincolo vincoli caso_peggiore vantaggi svantaggi valuta_criticamente
+    valutare valutazione giustifica giustificare argomenta argomentare argomentazione diagnosi interpretazione
+    rifletti compromesso рассуждение рассуждения рассуждай рассуди пошагово поэтапно шаг_за оцени оценить
+    оценка оценку оценки примерно приблизительно головоломка головоломки головоломку загадка загадки загадку
+    сделай_вывод определи определить выясни правда_или парадокс парадокса гипотеза гипотезы гипотезу
+    контрпример проанализируй проанализировать проанализируйте анализ анализа анализе анализом компромисс
+    сравни сравнить сравните сравнение сравнения сопоставь сопоставить последствия последствий следствие
+    сценарий сценарии сценария оптимальный оптимально оптимальное оптимальная оптимизируй оптимизировать
+    оптимизация максимизировать минимизировать ограничение ограничения худший_случай худшем_случае плюсы
+    минусы критически_оцени обоснуй обосновать обоснование аргументируй аргумент аргументы аргументов
+    аргументация оцените диагноз диагностика интерпретация интерпретируй причина причины причину подумай
+    поразмышляй 推_理 逐_步 估_算 近_似 谜_题 谜_语 难_题 推_断 推_测 推_算 判_断 真_假 对_错 悖_论 假_设 假_说 反_例 分_析 辨_析 权_衡 取_舍 比_较 对_比
+    后_果 场_景 情_景 最_优 优_化 约_束 最_坏 利_弊 优_劣 评_估 评_价 批_判 论_据 论_点 辩_论 诊_断 解_读 原_因 思_考 理_由 反_驳 推_論 推_定 概_算 難_問 推_測
+    判_定 真_偽 正_誤 逆_説 仮_説 仮_定 解_析 比_較 対_比 帰_結 想_定 最_適 制_約 最_悪 長_所 短_所 利_点 欠_点 評_価 検_討 根_拠 論_拠 議_論 主_張 診_断 解_釈
+    考_察 熟_考`,
   [Lex.Planning]: `plan plans planning itinerary itineraries schedule schedules scheduling syllabus curriculum
     roadmap roadmaps design designing architecture architect blueprint workflow workflows milestone
     milestones timeline timelines allocate allocation logistics phases lesson_plan business_plan
@@ -215,7 +290,38 @@ const LISTS: Record<Lex, string> = {
     planificar itinerario estrategia diseño arquitectura planifier itinéraire stratégie architecture
     planen reiseplan strategie architektur planejar roteiro estratégia план плана планирование
     спланировать расписание маршрут стратегия стратегию архитектура архитектуру 计_划 规_划 行_程 策_略 架_构
-    设_计 計_画 設_計 戦_略`,
+    设_计 計_画 設_計 戦_略
+    planifica planificación planificacion planea planear itinerarios horario horarios cronograma cronogramas
+    calendario temario currículo curriculo diseña disena diseñar disenar diseno hito hitos línea_temporal
+    linea_temporal asignar logística logistica fases etapas plan_semanal plan_nutricional plan_alimenticio
+    plan_financiero presupuesto presupuestos propuesta propuestas viabilidad factibilidad requisitos
+    especificación especificacion especificaciones escalable escalabilidad estrategias estratégico
+    menú_semanal plano planos planeje planejamento planeamento roteiros itinerário calendário grade_curricular
+    projete projetar arquitetura etapa aloque alocar plano_alimentar plano_semanal cardápio_semanal orçamento
+    orcamento orçamentos proposta propostas viabilidade especificação especificacao especificações escalável
+    escalavel escalabilidade estratégias estrategico planifie planifiez planification itineraire itinéraires
+    calendrier cursus concevoir conçois concois jalon jalons chronologie échéancier echeancier rétroplanning
+    répartir allouer logistique étapes etapes plan_d'affaires plan_alimentaire programme_d'entraînement
+    budgétaire devis faisabilité faisabilite exigences cahier_des spécifications spécification évolutif
+    evolutif scalabilité stratégies planung reiseroute zeitplan stundenplan lehrplan fahrplan entwirf entwerfe
+    entwerfen entwurf bauplan arbeitsablauf meilenstein meilensteine zeitleiste zeitstrahl zuweisen zuteilen
+    logistik phasen unterrichtsplan unterrichtsentwurf businessplan geschäftsplan projektplan lernplan
+    marketingplan ernährungsplan essensplan trainingsplan wochenplan anforderungen spezifikation pflichtenheft
+    lastenheft systemdesign skalierbar skalierbarkeit kapazität kapazitaet kapazitätsplanung strategien
+    budgetplan haushaltsplan forschungsantrag projektantrag machbarkeit machbarkeitsstudie risikobewertung
+    risikoanalyse konzept konzeption mehrstufig pianifica pianificare pianificazione itinerari cronoprogramma
+    curricolo progetta progettare progettazione architettura traguardo tappe fasi cronologia allocare alloca
+    piano_alimentare piano_aziendale piano_marketing piano_studi piano_settimanale piano_d'allenamento
+    requisiti specifiche scalabile scalabilità scalabilita strategia preventivo proposte fattibilità
+    fattibilita valutazione_rischi analisi_rischi планы плане планом спланируй планирования маршрута
+    расписания учебный_план силлабус учебная_программа дорожная_карта дорожную_карту спроектируй
+    спроектировать проектирование дизайн архитектуры рабочий_процесс этап этапы этапов этапа веха вехи
+    таймлайн хронология распредели распределить логистика логистики фазы план_урока конспект_урока бизнес_план
+    план_проекта план_обучения маркетинговый_план план_питания план_тренировок программа_тренировок требования
+    требований техническое_задание спецификация спецификации масштабируемость масштабируемый стратегии
+    многоэтапный поэтапный бюджет бюджета смета коммерческое_предложение осуществимость оценка_рисков
+    анализ_рисков 日_程 课_表 课_程 蓝_图 流_程 分_配 物_流 后_勤 阶_段 教_案 方_案 需_求 规_格 容_量 产_能 战_略 预_算 提_案 开_题 可_行 安_排 营_销 进_度
+    排_期 统_筹 筹_备 制_定 拟_定 攻_略 企_画 旅_程 予_定 工_程 課_程 構_想 手_順 段_階 期_限 配_分 献_立 要_件 仕_様 予_算 事_業 方_針 施_策 立_案 策_定 日_課`,
   [Lex.SimpleTask]: `summarize summarise summary summaries summarization tldr classify classification categorize
     categorise category categories label labels sentiment positive negative neutral translate translation
     translated extract extraction paraphrase paraphrased rephrase rewrite rewritten reword proofread grammar
@@ -226,17 +332,94 @@ const LISTS: Record<Lex, string> = {
     traduce traducir traducción resume resumir resumen reescribe corrige clasifica traduire traduis
     traduction résumer résume résumé reformuler corriger übersetze übersetzen zusammenfassung zusammenfassen
     umschreiben korrigieren traduza traduzir tradução resumir resumo reescrever переведи перевести перевод
-    перескажи резюме исправь перефразируй 翻_译 总_结 摘_要 改_写 润_色 分_类 翻_訳 要_約`,
+    перескажи резюме исправь перефразируй 翻_译 总_结 摘_要 改_写 润_色 分_类 翻_訳 要_約
+    resúmenes resumenes resuma resúmelo resumelo sintetiza clasificar clasificación clasificacion categoriza
+    categorizar categoría categoria categorías categorias etiqueta etiquetas etiquetar traduccion traducciones
+    tradúceme traduceme extrae extraer parafrasea parafrasear paráfrasis parafrasis reformula reformular
+    reescribir corregir ortografía ortografia gramática gramatica título titulo títulos titulos titular
+    titulares tuit correo correos correo_electrónico correo_electronico palabras_clave sinónimo sinonimo
+    sinónimos sinonimos antónimo antonimo antónimos antonimos definir definición definicion definiciones
+    significado significa identifica identificar tema temas tono acorta acortar viñetas vinetas esquema
+    esquemas eslogan eslóganes eslogans describir descripción descripcion más_formal mas_formal enumera
+    enumerar menciona nombra resumos classifique classificar classificação classificacao rótulo rotulo rótulos
+    rotulos traducao traduções traducoes extraia extrair parafraseie paráfrase parafrase reformule reescreva
+    revisar manchete manchetes tuíte tuite legenda legendas palavras_chave sinônimo sinônimos antônimo
+    antônimos defina definição definicao definições identifique encurte encurtar tópicos topicos esboço esboco
+    descreva descrever descrição descricao mais_formal corrija corrigir liste listar enumere resumer résumés
+    résumez resumez synthèse synthese classer catégoriser categoriser catégorise catégorie categorie
+    catégories étiquette étiquettes traduisez traductions extrais extraire paraphraser reformulez réécris
+    reecris réécrire reecrire corrigez orthographe grammaire titre titres courriel légende legende légendes
+    mots_clés mots_cles synonyme synonymes antonyme antonymes définis definis définir définition définitions
+    signification signifie identifie thème raccourcis raccourcir puces décris decris décrire decrire décrivez
+    poli formel informel énumère énumérer listez fasse_zusammen fass_zusammen zusammenfassungen klassifiziere
+    klassifizieren klassifizierung kategorisiere kategorisieren kategorie kategorien stimmungsanalyse
+    uebersetze uebersetzen übersetzung uebersetzung extrahiere extrahieren paraphrasiere paraphrasieren
+    umformulieren formuliere_um schreibe_um schreib_um korrekturlesen korrigiere rechtschreibung grammatik
+    überschrift ueberschrift titel schlagzeile bildunterschrift schlüsselwörter schluesselwoerter schlagwörter
+    stichwörter gegenteil definiere definieren bedeutung bedeutet identifiziere identifizieren thema themen
+    tonfall kürzen kuerzen stichpunkte stichpunkten aufzählungspunkte gliederung werbespruch beschreibe
+    beschreiben beschreibung höflich hoeflich höflicher formell förmlich informell zähle_auf aufzählen nenne
+    riassumi riassumere riassunto riassunti sintesi sintetizza classificare classificazione categorizza
+    categorizzare etichetta etichette traduci tradurre traduzione traduzioni estrai estrarre parafrasi
+    parafrasare parafrasa riformula riformulare riscrivi riscrivere correggi correggere grammatica titolo
+    titoli didascalia didascalie parole_chiave sinonimi antonimi definisci definire definizione definizioni
+    significato identificare argomento accorcia accorciare elenco_puntato scaletta descrivi descrivere
+    descrizione cortese formale informale elenca elencare elenco кратко пересказать пересказ резюмируй
+    суммаризируй суммаризация саммари краткое_содержание выжимка классифицируй классифицировать классификация
+    категоризируй категория категории категорию метка метки тональность перевода переводе извлеки извлечь
+    перефразировать перепиши переписать переформулируй орфография орфографию орфографии грамматика грамматику
+    грамматики пунктуация заголовок заголовки твит письмо письма ключевые_слова синоним синонимы антоним
+    антонимы дай_определение определение определения означает выдели тема темы тему тон сократи сократить
+    по_пунктам списком тезисы слоган слоганы опиши описать описание вежливо вежливый неформально официальный
+    перечисли перечислить назови назовите 概_括 归_纳 归_类 类_别 标_签 情_感 提_取 抽_取 复_述 重_写 校_对 语_法 拼_写 标_题 推_文 邮_件 文_案
+    字_幕 近_义 反_义 定_义 含_义 释_义 识_别 主_题 话_题 语_气 缩_短 精_简 要_点 提_纲 大_纲 口_号 标_语 描_述 描_写 礼_貌 正_式 口_语 纠_正 改_正 列_出 列_举
+    简_述 概_述 简_介 扩_写 概_要 分_類 感_情 和_訳 英_訳 抽_出 添_削 校_正 推_敲 文_法 綴_り 誤_字 題_名 見_出 件_名 表_題 同_義 類_義 対_義 定_義 意_味 識_別
+    話_題 主_題 語_調 口_調 短_縮 簡_潔 箇_条 標_語 記_述 丁_寧 敬_語 訂_正 校_閲 列_挙 挙_げ`,
   [Lex.Chat]: `hi hello hey thanks thank_you good_morning how_are joke jokes funny fun chat story stories poem
     poems song lyrics haiku limerick roleplay pretend imagine favorite favourite opinion advice tips
     feel feeling friend friends birthday weekend hobby hobbies movie movies book books recipe recipes
     hola gracias chiste cuento poema canción bonjour merci blague poème chanson hallo danke witz gedicht
     olá obrigado piada привет спасибо шутка шутку анекдот стих стихи стихотворение песня песню рассказ
-    你_好 谢_谢 笑_话 故_事 诗_歌 物_語`,
+    你_好 谢_谢 笑_话 故_事 诗_歌 物_語
+    muchas_gracias buenos_días buenos_dias buenas_noches buenas_tardes qué_tal cómo_estás como_estas chistes
+    gracioso graciosa divertido divertida cuentos poemas poesía poesia cancion canciones finge imagina
+    imagínate imaginate favorito favorita opinión consejo consejos trucos siento sentimiento sentimientos
+    amigo amiga amigos cumpleaños cumpleanos finde pasatiempo pasatiempos afición película pelicula películas
+    peliculas libro libros receta recetas amor aburrido aburrida me_aburro ola oi obrigada muito_obrigado
+    bom_dia boa_noite boa_tarde tudo_bem como_vai piadas engraçado engracado engraçada historinha conto contos
+    canção cancao canções música musica finja opinião opiniao conselho conselhos dica dicas sinto sentimento
+    sentimentos aniversário aniversario passatempo filme filmes livro livros receita receitas entediado
+    entediada tédio tedio salut bonsoir coucou merci_beaucoup bonne_nuit ça_va ca_va blagues drôle drole
+    amusant amusante marrant raconte histoire_drôle conte contes poeme poèmes poemes poésie poesie chansons
+    paroles fais_semblant imagines préféré prefere préférée favori avis conseil conseils astuce astuces
+    ressens ami amie amis anniversaire passe_temps loisir loisirs livre livres recette recettes je_m'ennuie
+    ennuie servus moin vielen_dank dankeschön dankeschoen guten_morgen gute_nacht guten_tag wie_geht's
+    wie_gehts witze lustig spaß spass erzähl erzähle erzaehl märchen maerchen gedichte lieder songtext
+    liedtext rollenspiel tu_so stell_dir lieblingsfilm lieblingsbuch meinung ratschlag ratschläge tipps fühle
+    gefühl gefühle gefuehl freund freundin freunde geburtstag wochenende hobbys buch bücher rezept rezepte
+    liebe langweilig mir_langweilig ciao grazie grazie_mille buongiorno buonanotte buonasera come_stai
+    barzelletta barzellette divertente divertenti storiella racconto racconta fiaba favola canzone canzoni
+    fingi immagina preferito preferita opinione parere consiglio consigli trucchi sento sentimenti amico amica
+    amici compleanno fine_settimana libri ricetta ricette amore annoiato annoiata mi_annoio здравствуй
+    здравствуйте благодарю доброе_утро спокойной_ночи добрый_день добрый_вечер как_дела шутки анекдоты смешной
+    смешно весело сказка сказку текст_песни ролевая_игра притворись представь любимый любимая мнение совет
+    советы лайфхак чувствую чувство чувства друг друга друзья день_рождения выходные хобби увлечение фильм
+    фильмы книга книгу книги рецепт рецепты любовь скучно скучаю 您_好 多_谢 早_安 晚_安 哈_喽 搞_笑 有_趣 好_玩 写_诗 歌_曲 歌_词
+    扮_演 假_装 想_象 最_爱 看_法 意_见 建_议 技_巧 窍_门 感_觉 感_受 心_情 朋_友 生_日 周_末 爱_好 兴_趣 电_影 书_籍 小_说 菜_谱 食_谱 爱_情 无_聊 聊_天 开_心
+    感_謝 冗_談 面_白 小_説 童_話 歌_詞 作_詞 想_像 好_き 意_見 助_言 相_談 コ_ツ 気_分 友_達 友_人 週_末 趣_味 映_画 読_書 料_理 恋_愛 退_屈 雑_談`,
   [Lex.Question]: `what who whom whose when where which why how is_it are_there tell_me what_is who_is what_are
     name_a
     qué quién cuándo dónde cuál cómo pourquoi comment quand quel quelle warum wann welche wie что кто
-    когда где какой какая почему как 什_么 为_什 怎_么 哪_里`,
+    когда где какой какая почему как 什_么 为_什 怎_么 哪_里
+    quiénes cuáles por_qué por_que cuántos cuántas cuánto cuánta cuantos cuantas qué_es cuál_es cual_es
+    cómo_se es_cierto hay_algún existe_algún o_que o_quê quem quando onde qual quais por_quê porquê quantos
+    quantas quanto quanta me_diga me_fale diga_me qual_é existe_algum é_verdade quoi où quels quelles combien
+    combien_de dis_moi dites_moi c'est_quoi est_il wer wo welcher welches wieso weshalb wie_viele wie_viel
+    wieviel ist_es gibt_es sag_mir was_ist was_sind wie_funktioniert stimmt_es che_cosa chi quale quali perché
+    quanti quante dimmi cos'è cos'e che_cos'è ci_sono c'è è_vero come_mai come_funziona cosa_significa
+    cosa_sono что_такое что_значит что_это какие какое зачем сколько скажи расскажи подскажи правда_ли есть_ли
+    можно_ли каким_образом как_сделать как_работает 如_何 哪_个 哪_些 多_少 是_否 为_何 何_时 怎_样 请_问 告_诉 是_谁 谁_是 多_久 能_否
+    な_ぜ ど_こ ど_れ ど_う 何_故 何_人 何_個 何_回 何_歳 誰_が 何_が 何_を 何_で`,
   [Lex.Logic]: `truth truthful lies lie liar knight knave either neither nor unless whoever whenever
     nobody everyone someone no_one all_of none_of at_least at_most exactly only_if must cannot not_both
     left_of right_of leftmost rightmost second_from immediately adjacent next_to before after earlier later
