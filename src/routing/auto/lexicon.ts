@@ -450,7 +450,73 @@ const LISTS: Record<Lex, string> = {
     arduino esp32 microcontroller firmware bios uefi bash_script powershell_script batch_file exe dll
     apk ide sdk cli gui css3 html5 svg webgl three_js react_native swiftui kotlin_coroutines
     jetpack_compose xaml wpf winforms asp_net blazor
-    spring_boot express_js raspberry_pi android_studio apache_spark device_driver linux_kernel git_branch git_merge`,
+    spring_boot express_js raspberry_pi android_studio apache_spark device_driver linux_kernel git_branch git_merge
+    node_js reactjs react_router react_query next_js nextjs nuxt vue_js vuex sveltekit angularjs emberjs
+    alpinejs htmx preact lodash redux_toolkit rxjs tailwindcss tailwind_css material_ui styled_components
+    shadcn ant_design antd threejs d3_js chart_js chartjs mapbox socket_io expressjs nest_js fastify
+    discord_js discord_py electronjs electron_js apollo_client sequelize typeorm trpc formik tanstack momentjs
+    esbuild turborepo vitest testing_library usestate useeffect usememo usecallback useref setstate
+    getelementbyid queryselector addeventlistener innerhtml console_log settimeout xmlhttprequest fetch_api
+    localstorage sessionstorage indexeddb service_worker virtual_dom django_rest scikit_learn hugging_face
+    llamaindex ollama pydantic sqlalchemy pipenv jupyter_notebook jupyterlab ipython ipynb streamlit cv2 bs4
+    asyncio pyqt5 pyinstaller cython pyspark xgboost lightgbm spacy nltk onnx tflite mlflow apache_airflow
+    gunicorn uvicorn mypy pylint pyenv python3 selenium_webdriver webdriver yolov8 openai_api chatgpt_api
+    springboot spring_security mockito testng log4j jdk jre javafx okhttp gson apache_tomcat hibernate_orm
+    jdbc jpa servlet android_sdk recyclerview logcat aspnet net_core xamarin entity_framework linq rspec
+    wordpress drupal codeigniter phpunit phpmyadmin xampp goroutines rustlang serde borrow_checker gdb
+    valgrind sdl2 mingw cygwin pthread uikit cocoapods firestore unity3d unreal_engine godot_engine ue5
+    gdscript shader shaders hlsl glsl rigidbody gameobject raycast npx nvm pip_install npm_install pypi
+    brew_install apt_get winget dpkg bazel vs_code visual_studio nvim sublime_text webstorm rstudio jetbrains
+    google_colab github_copilot tmux svn merge_conflict git_rebase git_commit git_push git_pull git_clone
+    git_checkout git_reset git_stash github_actions github_pages stackoverflow jenkinsfile circleci gitlab_ci
+    azure_devops argocd cicd docker_compose dockerhub docker_hub docker_swarm k8s kubectl helm_chart minikube
+    podman openshift istio pulumi cloudformation eks gke fargate configmap s3 amazon_s3 ec2 aws_lambda
+    dynamodb amazon_rds cloudwatch cloudfront route53 aws_iam sqs elastic_beanstalk api_gateway aws_cli
+    sagemaker amazon_redshift aws_cognito microsoft_azure azure_functions azure_ad google_cloud bigquery
+    cloudflare cloudflare_workers digitalocean linode supabase vmware virtualbox wsl wsl2 ngrok apache2
+    traefik haproxy iis letsencrypt certbot nodemon sqlite3 opensearch apache_cassandra mariadb sql_server
+    tsql plsql neo4j influxdb clickhouse databricks duckdb memcached pgadmin dbeaver mysql_workbench psql etl
+    hadoop hdfs apache_kafka pubsub pub_sub sentry grafana prometheus kibana logstash elk_stack datadog
+    new_relic newrelic splunk opentelemetry pagerduty postman curl openapi swagger_ui protobuf wireshark
+    tcpdump burp_suite nmap netcat telnet twilio sendgrid auth0 keycloak api_key chmod chown chgrp grep sudo
+    sftp mkdir rmdir rm_rf whoami ps_aux pkill killall htop lsof netstat ifconfig ipconfig traceroute tracert
+    nslookup cronjob cron_job journalctl chroot umask inode symlink symlinks gzip gunzip xargs sigterm sigkill
+    sigint sigsegv zombie_process bashrc zshrc bash_profile shell_script etc_hosts dev_null
+    environment_variables sudoers iptables ufw selinux uname bootloader arch_linux kali_linux linux_mint
+    freebsd cmd command_prompt regedit chkdsk taskkill posix unix nohup ssh_keygen ssh_key id_rsa
+    file_descriptor file_descriptors syscall system_call mmap scanf memcpy typedef core_dump win32 x86 arm64
+    dotenv htaccess tsconfig pom_xml strace tcp_ip http2 http3 quic webrtc smtp imap pop3 ftp ssl tls dhcp bgp
+    vlan wireguard openvpn ipsec ipv4 ipv6 cidr subnet subnet_mask soap_api rpc oauth2 openid oidc saml ldap
+    kerberos sso mqtt amqp i2c uart rtmp hls x509 gpg aes256 sha256 sha1 md5 bcrypt hmac diffie_hellman
+    tls_handshake ssl_certificate ini_file bson jsonl geojson ascii iso8601 unix_timestamp epoch_timestamp
+    uuid guid semver crlf mime_type multipart urlencoded url_encoding query_string h264 h265 hevc vp9 webm
+    m3u8 gstreamer xslt xpath json_schema es6 commonjs pwa endianness crud_operations crud_app xss
+    sql_injection nullreferenceexception npe stackoverflowerror stack_overflow outofmemoryerror oom
+    importerror modulenotfounderror zerodivisionerror filenotfounderror runtimeerror recursionerror
+    indentationerror unicodedecodeerror unicodeencodeerror assertionerror oserror permissionerror timeouterror
+    connectionerror rangeerror uncaught_typeerror unhandled_rejection classnotfoundexception
+    classcastexception arrayindexoutofboundsexception indexoutofboundsexception illegalargumentexception
+    illegalstateexception concurrentmodificationexception numberformatexception ioexception
+    filenotfoundexception sqlexception runtimeexception noclassdeffounderror invalidoperationexception
+    argumentexception indexoutofrangeexception access_violation buffer_overflow memory_leak undefined_behavior
+    undefined_behaviour undefined_reference linker_error compile_error compiler_error syntax_error
+    runtime_error econnrefused econnreset enoent eacces eaddrinuse etimedout errno cors_error bad_gateway
+    gateway_timeout permission_denied connection_refused kernel_panic infinite_loop dangling_pointer
+    nil_pointer backtrace exception_handling try_catch unhandled_exception uncaught_exception detached_head
+    hydration_error hydration_mismatch csrf_token big_o space_complexity hash_map hashtable hashset linkedlist
+    binary_search avl_tree btree trie quicksort mergesort merge_sort quick_sort bubble_sort insertion_sort
+    topological_sort dijkstra breadth_first depth_first dynamic_programming memoization recursive_function
+    tail_recursion greedy_algorithm sliding_window union_find priority_queue min_heap max_heap adjacency_list
+    np_complete np_hard halting_problem turing_machine deadlock race_condition thread_safe thread_safety
+    concurrency async_await callback_hell event_loop garbage_collection garbage_collector smart_pointer
+    object_oriented solid_principles singleton_pattern dependency_injection mvc mvvm load_balancer
+    load_balancing reverse_proxy rate_limiting rate_limiter sharding cache_invalidation cap_theorem
+    eventual_consistency 1nf 2nf 3nf bcnf denormalization inner_join left_join sql_join database_index
+    idempotency consistent_hashing bloom_filter lru_cache cdn message_queue cqrs api_endpoint bearer_token
+    access_token refresh_token bit_manipulation bitwise bitmask xor floating_point call_stack virtual_memory
+    jit_compiler transpiler type_inference static_typing dynamic_typing duck_typing pure_function coroutines
+    thread_pool state_machine linter linting monorepo technical_debt kmeans gradient_descent backpropagation
+    softmax relu lstm rnn hyperparameter vector_database nullable type_casting`,
 };
 
 /**
