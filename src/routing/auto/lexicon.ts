@@ -549,7 +549,7 @@ export const PHRASE_START = 1 << 29;
  * Open-addressed table: token or phrase hash -> bit set of lists. Key 0 marks an empty slot (a hash that
  * is 0 is stored as 1, and looked up as 1), so a miss, the common case, costs one or two reads.
  */
-const TABLE_BITS = 13;
+const TABLE_BITS = 14;
 const TABLE_SIZE = 1 << TABLE_BITS;
 const TABLE_MASK = TABLE_SIZE - 1;
 const keys = new Int32Array(TABLE_SIZE);
@@ -560,10 +560,13 @@ export function phraseHash(first: number, second: number): number {
   return Math.imul(first, 0x01000193) ^ second;
 }
 
+let used = 0;
+
 function insert(hash: number, bit: number): void {
   const key = hash === 0 ? 1 : hash;
   let slot = key & TABLE_MASK;
   while (keys[slot] !== 0 && keys[slot] !== key) slot = (slot + 1) & TABLE_MASK;
+  if (keys[slot] === 0) used++;
   keys[slot] = key;
   masks[slot] = (masks[slot] as number) | bit;
 }
@@ -582,6 +585,9 @@ for (const [lex, list] of Object.entries(LISTS)) {
   }
 }
 for (const word of STOP_WORDS.split(/\s+/)) if (word) insert(hashString(word), STOP_WORD);
+// A miss, the common case, probes until an empty slot: past half full that grows quickly (and a full table
+// would never find one), so longer lists must come with a larger table.
+if (used > TABLE_SIZE / 2) throw new Error(`lexicon table ${used} of ${TABLE_SIZE} slots used: raise TABLE_BITS`);
 
 /** Bit set of the lists a token (or phrase) hash belongs to; 0 when none. */
 export function lexMask(hash: number): number {
