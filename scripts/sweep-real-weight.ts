@@ -1,6 +1,6 @@
 /**
  * How much the real-user prompts should weigh in training: for each
- * realWeight:titleWeight[:multilingualWeight[:codeQuestionsWeight[:personaWeight]]] (the last three default to the shipped ones), how many everyday prompts (router/everyday-prompts.ts) the model
+ * realWeight:titleWeight[:multilingualWeight[:codeQuestionsWeight[:personaWeight[:reasoningWeight]]]] (the last four default to the shipped ones), how many everyday prompts (router/everyday-prompts.ts) the model
  * trained that way sends to svc-code or svc-smart and its accuracy on the review set (eval/routing/review.jsonl,
  * or --extra FILE relative to the repository); with --lofo, its pooled leave-one-family-out figures on the
  * real-user prompts; with --held-out, how many of the Koala test set's prompts (never trained on) it routes
@@ -52,13 +52,14 @@ for (const pair of values.pairs.split(',')) {
     multilingualWeight = TRAIN_OPTIONS.multilingualWeight,
     codeQuestionsWeight = TRAIN_OPTIONS.codeQuestionsWeight,
     personaWeight = TRAIN_OPTIONS.personaWeight,
-  ] = pair.split(':').map(Number) as [number, number, number?, number?, number?];
-  const options: TrainOptions = { ...TRAIN_OPTIONS, realWeight, titleWeight, multilingualWeight, codeQuestionsWeight, personaWeight };
+    reasoningWeight = TRAIN_OPTIONS.reasoningWeight,
+  ] = pair.split(':').map(Number) as [number, number, number?, number?, number?, number?];
+  const options: TrainOptions = { ...TRAIN_OPTIONS, realWeight, titleWeight, multilingualWeight, codeQuestionsWeight, personaWeight, reasoningWeight };
   const model = quantise(train([...base, ...(realWeight > 0 ? trainableReal : [])], options));
   const probs = predict(model, probes);
   const tiers = probs.map((p) => TIERS[chooseTier(p, DEFAULT_QUALITY_BIAS)]);
   const count = (tier: string): number => tiers.filter((t) => t === tier).length;
-  let line = `realWeight ${realWeight}, titles x${titleWeight}, multilingual x${multilingualWeight}, code questions x${codeQuestionsWeight}, personas x${personaWeight}: everyday prompts to code ${count('code')}, to smart ${count('smart')} of ${tiers.length}`;
+  let line = `realWeight ${realWeight}, titles x${titleWeight}, multilingual x${multilingualWeight}, code questions x${codeQuestionsWeight}, personas x${personaWeight}, reasoning x${reasoningWeight}: everyday prompts to code ${count('code')}, to smart ${count('smart')} of ${tiers.length}`;
   if (values.lofo && realWeight > 0) {
     const held = leaveOneFamilyOut(real, base, options);
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));

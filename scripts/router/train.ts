@@ -58,6 +58,13 @@ export interface TrainOptions {
    * teach that a set-up's wording ("I want you to act as", "my first request is") says nothing of the tier.
    */
   personaWeight: number;
+  /**
+   * A multiplier for the written requests that need careful reasoning as chat users type them, and their
+   * look-alikes (REASONING_SOURCE): plans with constraints, business and finance trade-offs, expert analysis
+   * of a described case, word problems, puzzles, data questions; and definitions, advice and writing on the
+   * same topics, which stay svc-fast.
+   */
+  reasoningWeight: number;
 }
 
 /** The source of the written everyday prompts in eight languages (eval/routing/written.jsonl). */
@@ -66,12 +73,15 @@ export const MULTILINGUAL_SOURCE = 'svc-gateway-multilingual';
 export const CODE_QUESTIONS_SOURCE = 'svc-gateway-code-questions';
 /** The source of the written role-play set-ups. */
 export const PERSONA_SOURCE = 'svc-gateway-personas';
+/** The source of the written reasoning requests and their look-alikes. */
+export const REASONING_SOURCE = 'svc-gateway-reasoning';
 
 /** The multiplier of each written source that has one (the others count 1). */
 function writtenWeight(source: string, options: TrainOptions): number {
   if (source === MULTILINGUAL_SOURCE) return options.multilingualWeight;
   if (source === CODE_QUESTIONS_SOURCE) return options.codeQuestionsWeight;
   if (source === PERSONA_SOURCE) return options.personaWeight;
+  if (source === REASONING_SOURCE) return options.reasoningWeight;
   return 1;
 }
 
@@ -85,6 +95,7 @@ export const TRAIN_OPTIONS: TrainOptions = {
   multilingualWeight: 0.3,
   codeQuestionsWeight: 0.3,
   personaWeight: 0.05,
+  reasoningWeight: 0,
 };
 
 export interface Example {

@@ -13,7 +13,7 @@ export const WEIGHTS: EncodedWeights = {
   ],
   "trainedOn": {
     "eval/routing/dev.jsonl": 1012,
-    "eval/routing/written.jsonl": 1542,
+    "eval/routing/written.jsonl": 2024,
     "eval/routing/real-features.jsonl.gz": 3432
   },
   "options": {
@@ -25,7 +25,8 @@ export const WEIGHTS: EncodedWeights = {
     "titleWeight": 0.1,
     "multilingualWeight": 0.3,
     "codeQuestionsWeight": 0.3,
-    "personaWeight": 0.05
+    "personaWeight": 0.05,
+    "reasoningWeight": 0
   },
   "hashed": {
     "scale": 0.0000468945632,
