@@ -213,7 +213,7 @@ const LISTS: Record<Lex, string> = {
     falácia falácias necessariamente prouve prouvez preuves demontrer demontrez démontre demontre
     démonstrations montrer_que montrez_que montre_que démontrer_que démontrez_que vérifier_que vérifiez_que
     lemmes corollaire corollaires axiome axiomes dérivation déduire deduire déduisez déduction récurrence
-    par_récurrence par_recurrence par_l'absurde irrationnel irrationnelle irrationnels rigoureux rigoureuse
+    par_récurrence par_recurrence irrationnel irrationnelle irrationnels rigoureux rigoureuse
     rigoureusement formellement implique prémisse premisse prémisses syllogisme sophisme paralogisme logique
     logiques tautologie nécessairement necessairement beweises beweist beweise_dass beweisen_sie zeige_dass
     korollar folgerung herleiten herleitung leite_her deduzieren deduktion induktion vollständige_induktion
@@ -301,7 +301,7 @@ const LISTS: Record<Lex, string> = {
     orcamento orçamentos proposta propostas viabilidade especificação especificacao especificações escalável
     escalavel escalabilidade estratégias estrategico planifie planifiez planification itineraire itinéraires
     calendrier cursus concevoir conçois concois jalon jalons chronologie échéancier echeancier rétroplanning
-    répartir allouer logistique étapes etapes plan_d'affaires plan_alimentaire programme_d'entraînement
+    répartir allouer logistique étapes etapes plan_alimentaire
     budgétaire devis faisabilité faisabilite exigences cahier_des spécifications spécification évolutif
     evolutif scalabilité stratégies planung reiseroute zeitplan stundenplan lehrplan fahrplan entwirf entwerfe
     entwerfen entwurf bauplan arbeitsablauf meilenstein meilensteine zeitleiste zeitstrahl zuweisen zuteilen
@@ -311,7 +311,7 @@ const LISTS: Record<Lex, string> = {
     budgetplan haushaltsplan forschungsantrag projektantrag machbarkeit machbarkeitsstudie risikobewertung
     risikoanalyse konzept konzeption mehrstufig pianifica pianificare pianificazione itinerari cronoprogramma
     curricolo progetta progettare progettazione architettura traguardo tappe fasi cronologia allocare alloca
-    piano_alimentare piano_aziendale piano_marketing piano_studi piano_settimanale piano_d'allenamento
+    piano_alimentare piano_aziendale piano_marketing piano_studi piano_settimanale
     requisiti specifiche scalabile scalabilità scalabilita strategia preventivo proposte fattibilità
     fattibilita valutazione_rischi analisi_rischi планы плане планом спланируй планирования маршрута
     расписания учебный_план силлабус учебная_программа дорожная_карта дорожную_карту спроектируй
@@ -392,8 +392,8 @@ const LISTS: Record<Lex, string> = {
     entediada tédio tedio salut bonsoir coucou merci_beaucoup bonne_nuit ça_va ca_va blagues drôle drole
     amusant amusante marrant raconte histoire_drôle conte contes poeme poèmes poemes poésie poesie chansons
     paroles fais_semblant imagines préféré prefere préférée favori avis conseil conseils astuce astuces
-    ressens ami amie amis anniversaire passe_temps loisir loisirs livre livres recette recettes je_m'ennuie
-    ennuie servus moin vielen_dank dankeschön dankeschoen guten_morgen gute_nacht guten_tag wie_geht's
+    ressens ami amie amis anniversaire passe_temps loisir loisirs livre livres recette recettes
+    ennuie servus moin vielen_dank dankeschön dankeschoen guten_morgen gute_nacht guten_tag
     wie_gehts witze lustig spaß spass erzähl erzähle erzaehl märchen maerchen gedichte lieder songtext
     liedtext rollenspiel tu_so stell_dir lieblingsfilm lieblingsbuch meinung ratschlag ratschläge tipps fühle
     gefühl gefühle gefuehl freund freundin freunde geburtstag wochenende hobbys buch bücher rezept rezepte
@@ -414,9 +414,9 @@ const LISTS: Record<Lex, string> = {
     quiénes cuáles por_qué por_que cuántos cuántas cuánto cuánta cuantos cuantas qué_es cuál_es cual_es
     cómo_se es_cierto hay_algún existe_algún o_que o_quê quem quando onde qual quais por_quê porquê quantos
     quantas quanto quanta me_diga me_fale diga_me qual_é existe_algum é_verdade quoi où quels quelles combien
-    combien_de dis_moi dites_moi c'est_quoi est_il wer wo welcher welches wieso weshalb wie_viele wie_viel
+    combien_de dis_moi dites_moi est_il wer wo welcher welches wieso weshalb wie_viele wie_viel
     wieviel ist_es gibt_es sag_mir was_ist was_sind wie_funktioniert stimmt_es che_cosa chi quale quali perché
-    quanti quante dimmi cos'è cos'e che_cos'è ci_sono c'è è_vero come_mai come_funziona cosa_significa
+    quanti quante dimmi ci_sono è_vero come_mai come_funziona cosa_significa
     cosa_sono что_такое что_значит что_это какие какое зачем сколько скажи расскажи подскажи правда_ли есть_ли
     можно_ли каким_образом как_сделать как_работает 如_何 哪_个 哪_些 多_少 是_否 为_何 何_时 怎_样 请_问 告_诉 是_谁 谁_是 多_久 能_否
     な_ぜ ど_こ ど_れ ど_う 何_故 何_人 何_個 何_回 何_歳 誰_が 何_が 何_を 何_で`,
@@ -574,6 +574,9 @@ function insert(hash: number, bit: number): void {
 for (const [lex, list] of Object.entries(LISTS)) {
   for (const entry of list.split(/\s+/)) {
     if (!entry) continue;
+    // The scanner splits words at anything but a letter, a digit or '_': an entry holding another character
+    // ("c'est") could never be found.
+    if (/[^\p{L}\p{N}_]/u.test(entry)) throw new Error(`lexicon entry "${entry}" can never match a token`);
     const parts = entry.split('_');
     const [first, second] = parts as [string, string | undefined];
     if (second === undefined) {
