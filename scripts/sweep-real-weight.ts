@@ -15,7 +15,7 @@ import { chooseTier, DEFAULT_QUALITY_BIAS } from '../src/routing/auto/decision.j
 import { TIERS } from '../src/routing/auto/tier.js';
 import { quantise } from '../src/routing/auto/weights-codec.js';
 import { leaveOneFamilyOut, leaveOneSourceOut, predict } from './router/cross-validate.js';
-import { DEV_SET, readDataset, REVIEW_SET, WRITTEN_SET } from './router/dataset.js';
+import { DEV_SET, EVERYDAY_SET, readDataset, REVIEW_SET, WRITTEN_SET } from './router/dataset.js';
 import { EVERYDAY_PROMPTS } from './router/everyday-prompts.js';
 import { readFeatureFile, trainableExamples } from './router/feature-file.js';
 import { EVALUATION_ONLY_SOURCES } from './router/real-set.js';
@@ -42,6 +42,7 @@ const koala = real.filter((r) => EVALUATION_ONLY_SOURCES.has(r.source));
 const trainableReal = trainableExamples(real);
 const probes = featurize(EVERYDAY_PROMPTS.map((prompt, i) => ({ id: `everyday:${i}`, source: 'everyday', tier: 'fast' as const, prompt })));
 const extraRows = values.extra ? readDataset(values.extra) : [];
+const everydaySet = featurize(readDataset(EVERYDAY_SET));
 const extra = featurize(extraRows);
 const pct = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 
@@ -59,7 +60,8 @@ for (const pair of values.pairs.split(',')) {
   const probs = predict(model, probes);
   const tiers = probs.map((p) => TIERS[chooseTier(p, DEFAULT_QUALITY_BIAS)]);
   const count = (tier: string): number => tiers.filter((t) => t === tier).length;
-  let line = `realWeight ${realWeight}, titles x${titleWeight}, multilingual x${multilingualWeight}, code questions x${codeQuestionsWeight}, personas x${personaWeight}, reasoning x${reasoningWeight}: everyday prompts to code ${count('code')}, to smart ${count('smart')} of ${tiers.length}`;
+  const everydayUp = predict(model, everydaySet).filter((p) => chooseTier(p, DEFAULT_QUALITY_BIAS) !== 0).length;
+  let line = `realWeight ${realWeight}, titles x${titleWeight}, multilingual x${multilingualWeight}, code questions x${codeQuestionsWeight}, personas x${personaWeight}, reasoning x${reasoningWeight}: everyday prompts to code ${count('code')}, to smart ${count('smart')} of ${tiers.length}; everyday set sent up ${everydayUp} of ${everydaySet.length}`;
   if (values.lofo && realWeight > 0) {
     const held = leaveOneFamilyOut(real, base, options);
     const rows = real.map((r) => ({ id: r.id, source: r.family, tier: r.tier, chars: r.chars }));

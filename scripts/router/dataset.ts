@@ -40,6 +40,11 @@ export const DEV_SET = 'eval/routing/dev.jsonl';
 export const WRITTEN_SET = 'eval/routing/written.jsonl';
 /** Prompts a reviewer wrote to find a retraining's regressions: never trained on (eval/routing/PROVENANCE.md). */
 export const REVIEW_SET = 'eval/routing/review.jsonl';
+/**
+ * Everyday requests, all svc-fast, many sharing words with code, science or maths: never trained on, they
+ * measure how often a training sends easy prompts up, as a rate (eval/routing/PROVENANCE.md).
+ */
+export const EVERYDAY_SET = 'eval/routing/everyday.jsonl';
 export const SCORER = 'eval/routing/score.mjs';
 
 export function parseDataset(text: string, name: string): LabelledPrompt[] {
