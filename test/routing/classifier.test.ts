@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyRequest, type RoutableRequest } from '../../src/routing/auto/classifier.js';
 import type { Tier } from '../../src/routing/auto/tier.js';
 import { EVERYDAY_PROMPTS } from '../../scripts/router/everyday-prompts.js';
-import { readDataset, requestOf, REVIEW_SET } from '../../scripts/router/dataset.js';
+import { EVERYDAY_SET, readDataset, requestOf, REVIEW_SET } from '../../scripts/router/dataset.js';
 
 const user = (content: string): RoutableRequest => ({ messages: [{ role: 'user', content }] });
 const tierOf = (request: RoutableRequest | string, bias = 0.7): Tier =>
@@ -41,6 +41,17 @@ describe('svc-auto classifier', () => {
     expect(EVERYDAY_PROMPTS).toHaveLength(41);
     const upward = EVERYDAY_PROMPTS.filter((p) => tierOf(p) !== 'fast').map((p) => [p, tierOf(p)]);
     expect(upward).toEqual([['Tell me some fun facts about pandas', 'code']]);
+  });
+
+  // The same guard as a rate, on 386 everyday requests nothing was trained on, half of them with a word of
+  // code, science or maths ("are pythons venomous", "what thread count is good for bed sheets"). A regression
+  // floor just above the shipped model's 44 (11.4%), not a goal: docs/routing.md, "An everyday guard set".
+  it('sends no more everyday requests of the guard set above svc-fast than the published figure', () => {
+    const rows = readDataset(EVERYDAY_SET);
+    expect(rows).toHaveLength(386);
+    expect(rows.every((r) => r.tier === 'fast')).toBe(true);
+    const upward = rows.filter((r) => classifyRequest(requestOf(r), 0.7).tier !== 'fast').length;
+    expect(upward).toBeLessThanOrEqual(46);
   });
 
   // A regression floor on prompts nothing was trained on, written by a reviewer to find a retraining's regressions.
