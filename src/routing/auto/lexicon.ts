@@ -6,8 +6,9 @@
  * commonest entries of each list are also given in Spanish, French, German, Portuguese, Italian, Russian
  * (several cases), Chinese and Japanese (two-character words, written as pairs: the scanner reads each
  * ideograph as a token), so that a rule holds in the languages real users write in. The last lines of
- * the code-noun, code-verb and maths lists are those languages' forum vocabulary, translated blind and with
- * every word that is also an everyday word struck (docs/routing.md, "Word lists in eight languages").
+ * most lists are those languages' words for the list's concepts, and of the tech list more tool and
+ * library names, all written blind and with every word that is also an everyday word struck
+ * (docs/routing.md, "Word lists in eight languages, and developer tools").
  */
 import { hashString } from './hashing.js';
 
