@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { T0, purchased, reserve, seedAccount, usage } from './cases/harness.js';
@@ -24,6 +25,8 @@ describe('sqlite group commit', () => {
   let db: Database.Database;
   let pending: Array<() => void>;
   let group: GroupCommit;
+  /** Rows the test's statements changed, as SqliteConnection counts them for the group. */
+  let changed: number;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-gateway-group-'));
@@ -35,7 +38,8 @@ describe('sqlite group commit', () => {
       CREATE TABLE t (name TEXT PRIMARY KEY, p TEXT REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)`);
     // The test decides when the group commits.
     pending = [];
-    group = new GroupCommit(db, (commit) => pending.push(commit));
+    changed = 0;
+    group = new GroupCommit(db, () => changed, (commit) => pending.push(commit));
   });
 
   afterEach(async () => {
@@ -44,7 +48,7 @@ describe('sqlite group commit', () => {
   });
 
   const insert = (name: string, parent: string | null = null) => () => {
-    db.prepare('INSERT INTO t (name, p) VALUES (?, ?)').run(name, parent);
+    changed += db.prepare('INSERT INTO t (name, p) VALUES (?, ?)').run(name, parent).changes;
     return name;
   };
 
@@ -63,17 +67,69 @@ describe('sqlite group commit', () => {
     expect(db.inTransaction).toBe(false);
   });
 
-  it('undoes a write that throws, and only that write', async () => {
+  it('leaves the group to commit when a write throws before it wrote anything', async () => {
+    const a = group.run(insert('a'));
+    const refused = group.run(() => {
+      throw new Error('refused before writing');
+    });
+    // A statement that fails is undone by SQLite itself: nothing of it is left, so the group goes on.
+    const duplicate = group.run(insert('a'));
+    const c = group.run(insert('c'));
+    await expect(refused).rejects.toThrow('refused before writing');
+    await expect(duplicate).rejects.toThrow(/UNIQUE/i);
+    expect(db.inTransaction).toBe(true);
+    pending.shift()!();
+    expect(await Promise.all([a, c])).toEqual(['a', 'c']);
+    expect(names(path)).toEqual(['a', 'c']);
+  });
+
+  it('rolls the whole group back when a write throws after writing, and tells each write', async () => {
     const a = group.run(insert('a'));
     const bad = group.run(() => {
       insert('b')();
       throw new Error('refused after writing');
     });
-    const c = group.run(insert('c'));
     await expect(bad).rejects.toThrow('refused after writing');
+    // The write before it is gone with it; its caller hears `unavailable`, which ledger calls retry.
+    await expect(a).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable' });
+    expect(db.inTransaction).toBe(false);
+    expect(names(path)).toEqual([]);
+
+    // A write later in the same turn opens a new group; the rolled-back group's scheduled commit commits it.
+    const c = group.run(insert('c'));
     pending.shift()!();
-    expect(await Promise.all([a, c])).toEqual(['a', 'c']);
-    expect(names(path)).toEqual(['a', 'c']);
+    expect(await c).toBe('c');
+    expect(names(path)).toEqual(['c']);
+    pending.shift()!();
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it('counts the rows a connection changes, through run and through a RETURNING read, to tell the two apart', async () => {
+    const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'conn.db')));
+    try {
+      conn.db.exec('CREATE TABLE n (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)');
+      const kept = conn.write(() => conn.run('INSERT INTO n (id, v) VALUES (1, 1)'));
+      // Reads only, then throws: the group keeps the insert above.
+      const readOnly = conn.write(() => {
+        conn.get('SELECT v FROM n WHERE id = 1');
+        throw new Error('refused after reading');
+      });
+      await expect(readOnly).rejects.toThrow('refused after reading');
+      expect(await kept).toBe(1);
+      expect(conn.get<{ v: number }>('SELECT v FROM n WHERE id = 1')?.v).toBe(1);
+
+      // Changes a row through a read of its RETURNING clause, then throws: the group goes.
+      const lost = conn.write(() => conn.run('INSERT INTO n (id, v) VALUES (2, 2)'));
+      const returning = conn.write(() => {
+        conn.get('UPDATE n SET v = v + 10 WHERE id = 1 RETURNING v');
+        throw new Error('refused after an UPDATE ... RETURNING');
+      });
+      await expect(returning).rejects.toThrow('refused after an UPDATE');
+      await expect(lost).rejects.toMatchObject({ code: 'unavailable' });
+      expect(conn.all<{ id: number; v: number }>('SELECT id, v FROM n ORDER BY id')).toEqual([{ id: 1, v: 1 }]);
+    } finally {
+      conn.close();
+    }
   });
 
   it('fails every write of the group when the COMMIT fails, and leaves nothing behind', async () => {

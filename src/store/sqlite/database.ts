@@ -23,34 +23,58 @@ export function openSqliteDatabase(path: string): Db {
   return db;
 }
 
+/** A prepared statement, and whether its SQL can change rows (known when it is prepared). */
+interface Prepared {
+  statement: Statement;
+  writes: boolean;
+}
+
+/** SQL that only reads: a SELECT (or a WITH ending in one) naming no data-changing verb. */
+const READ_ONLY_SQL = /^\s*(SELECT|WITH)\b/i;
+const WRITE_VERB = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
 /**
  * A connection with a statement cache keyed by SQL text: each statement is prepared once, on first use
- * (after migrate() has created the tables), and reused on the hot path.
+ * (after migrate() has created the tables), and reused on the hot path. It counts the rows its statements
+ * change, which group commit needs to tell a write that refused from one that threw half-way.
  */
 export class SqliteConnection {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Prepared>();
   private readonly group: GroupCommit;
+  /**
+   * Rows changed through this connection: `changes` of each run, and 1 for each get/all of a statement that
+   * may write (an UPDATE ... RETURNING), which over-counts rather than misses a write.
+   */
+  private changed = 0;
 
   constructor(readonly db: Db) {
-    this.group = new GroupCommit(db);
+    this.group = new GroupCommit(db, () => this.changed);
   }
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
   get<Row>(sql: string, ...params: SqlParam[]): Row | undefined {
-    return this.statement(sql).get(...params) as Row | undefined;
+    const prepared = this.statement(sql);
+    if (prepared.writes) this.changed += 1;
+    return prepared.statement.get(...params) as Row | undefined;
   }
 
   all<Row>(sql: string, ...params: SqlParam[]): Row[] {
-    return this.statement(sql).all(...params) as Row[];
+    const prepared = this.statement(sql);
+    if (prepared.writes) this.changed += 1;
+    return prepared.statement.all(...params) as Row[];
   }
 
   run(sql: string, ...params: SqlParam[]): number {
-    return this.statement(sql).run(...params).changes;
+    const changes = this.statement(sql).statement.run(...params).changes;
+    this.changed += changes;
+    return changes;
   }
 
   /** Inserts and returns the new rowid (for AUTOINCREMENT tables). */
   insert(sql: string, ...params: SqlParam[]): number {
-    return Number(this.statement(sql).run(...params).lastInsertRowid);
+    const info = this.statement(sql).statement.run(...params);
+    this.changed += info.changes;
+    return Number(info.lastInsertRowid);
   }
 
   /**
@@ -97,12 +121,12 @@ export class SqliteConnection {
     this.db.close();
   }
 
-  private statement(sql: string): Statement {
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
-      statement = this.db.prepare<SqlParam[]>(sql);
-      this.statements.set(sql, statement);
+  private statement(sql: string): Prepared {
+    let prepared = this.statements.get(sql);
+    if (prepared === undefined) {
+      prepared = { statement: this.db.prepare<SqlParam[]>(sql), writes: !READ_ONLY_SQL.test(sql) || WRITE_VERB.test(sql) };
+      this.statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
   }
 }
