@@ -23,10 +23,25 @@ export function openSqliteDatabase(path: string): Db {
   return db;
 }
 
-/** A prepared statement, and whether its SQL can change rows (known when it is prepared). */
+/** A prepared statement, and what is known of it once prepared. */
 interface Prepared {
   statement: Statement;
+  /** Whether its SQL can change rows. */
   writes: boolean;
+  /**
+   * The names of the columns it returns, or null if it returns none. Such a statement is read raw (each row
+   * an array) and its rows named here: libsql builds an object row with a native call per column that
+   * creates and hashes the column's name anew each time, twice the cost of the whole read for a key's
+   * 13 columns (docs/performance.md, tenth session).
+   */
+  names: readonly string[] | null;
+}
+
+/** A raw row as an object keyed by its statement's column names. */
+function named<Row>(names: readonly string[], values: readonly unknown[]): Row {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
+  return row as Row;
 }
 
 /** SQL that only reads: a SELECT (or a WITH ending in one) naming no data-changing verb. */
@@ -53,15 +68,18 @@ export class SqliteConnection {
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
   get<Row>(sql: string, ...params: SqlParam[]): Row | undefined {
-    const prepared = this.statement(sql);
-    if (prepared.writes) this.changed += 1;
-    return prepared.statement.get(...params) as Row | undefined;
+    const { statement, writes, names } = this.statement(sql);
+    if (writes) this.changed += 1;
+    if (names === null) return statement.get(...params) as Row | undefined;
+    const values = statement.get(...params) as unknown[] | undefined;
+    return values === undefined ? undefined : named<Row>(names, values);
   }
 
   all<Row>(sql: string, ...params: SqlParam[]): Row[] {
-    const prepared = this.statement(sql);
-    if (prepared.writes) this.changed += 1;
-    return prepared.statement.all(...params) as Row[];
+    const { statement, writes, names } = this.statement(sql);
+    if (writes) this.changed += 1;
+    if (names === null) return statement.all(...params) as Row[];
+    return (statement.all(...params) as unknown[][]).map((values) => named<Row>(names, values));
   }
 
   run(sql: string, ...params: SqlParam[]): number {
@@ -124,7 +142,9 @@ export class SqliteConnection {
   private statement(sql: string): Prepared {
     let prepared = this.statements.get(sql);
     if (prepared === undefined) {
-      prepared = { statement: this.db.prepare<SqlParam[]>(sql), writes: !READ_ONLY_SQL.test(sql) || WRITE_VERB.test(sql) };
+      const statement = this.db.prepare<SqlParam[]>(sql);
+      const names = statement.reader ? statement.raw(true).columns().map((column) => column.name) : null;
+      prepared = { statement, writes: !READ_ONLY_SQL.test(sql) || WRITE_VERB.test(sql), names };
       this.statements.set(sql, prepared);
     }
     return prepared;
