@@ -242,7 +242,6 @@ describe('postgres migration 8 (usage_events_by_time) on a version 7 schema', ()
       migrations.map(({ version, name }) => ({ version, name })),
     );
     expect((await indexes()).map((row) => row.indexname)).toEqual([
-      'usage_events_by_owner_day',
       'usage_events_by_time',
       'usage_events_hold_id_key',
       'usage_events_pkey',
@@ -261,6 +260,59 @@ describe('postgres migration 8 (usage_events_by_time) on a version 7 schema', ()
     expect(before).toMatch(/^\d+$/);
     await store.migrate();
     expect(await oid()).toBe(before);
-    expect(await raw`SELECT max(version) AS version FROM schema_migrations`).toEqual([{ version: 8 }]);
+    expect(await raw`SELECT max(version) AS version FROM schema_migrations`).toEqual([{ version: migrations.at(-1)?.version }]);
+  });
+});
+
+describe('postgres migration 9 (drop_unread_indexes) on a version 8 schema', () => {
+  let schema: string;
+  let store: Store;
+  let raw: postgres.Sql;
+
+  beforeEach(async () => {
+    schema = await createTestSchema();
+    const clock = new ManualClock(T0);
+    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+    try {
+      const before = migrations.filter((migration) => migration.version < 9);
+      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
+    } finally {
+      await sql.end();
+    }
+    store = openPostgresStore(schema, clock);
+    raw = await rawSql(schema);
+  });
+
+  afterEach(async () => {
+    await raw.end();
+    await store.close();
+    await dropTestSchema(schema);
+  });
+
+  const unread = async () =>
+    (
+      await raw<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema}
+        AND indexname IN ('ledger_entries_by_grant', 'ledger_entries_by_hold', 'usage_events_by_owner_day') ORDER BY indexname`
+    ).map((row) => row.indexname);
+
+  it('drops the three indexes and leaves the books and the audit as they were', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 3, usage: usage() });
+    await store.ledger.void(await hold(store, owner, 4, HOUR));
+    expect(await unread()).toHaveLength(3);
+    const books = async () => ({
+      journal: await raw`SELECT * FROM ledger_entries ORDER BY id`,
+      events: await raw`SELECT * FROM usage_events ORDER BY id`,
+    });
+    const before = await books();
+
+    await store.migrate();
+    expect(await raw`SELECT version, name FROM schema_migrations ORDER BY version`).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(await unread()).toEqual([]);
+    expect(await books()).toEqual(before);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
   });
 });

@@ -57,6 +57,8 @@ describe('sqlite migration 2 (journal_expire) on a database without it', () => {
     expect({ rows: journal(), seq: sequence() }).toEqual(before);
     expect(raw.all(`SELECT name FROM sqlite_master WHERE name LIKE '%_v2' OR tbl_name LIKE '%_v2'`)).toEqual([]);
     expect(raw.all(`SELECT type, name FROM sqlite_master WHERE tbl_name = 'ledger_entries' AND type <> 'table' ORDER BY name`)).toEqual([
+      // Rebuilt by version 2, which this database gets after the later versions (a database migrated in
+      // order has version 9 drop them afterwards).
       { type: 'index', name: 'ledger_entries_by_grant' },
       { type: 'index', name: 'ledger_entries_by_hold' },
       { type: 'trigger', name: 'ledger_entries_no_delete' },
@@ -232,11 +234,65 @@ describe('sqlite migration 8 (usage_events_by_time) on a version 7 database', ()
     );
     expect(raw.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'usage_events' ORDER BY name`)).toEqual([
       { name: 'sqlite_autoindex_usage_events_1' },
-      { name: 'usage_events_by_owner_day' },
       { name: 'usage_events_by_time' },
     ]);
     const page = await store.usage.events({ startMs: T0, endMs: T0 + 1, accountId: null, environment: null, after: null, limit: 10 });
     expect(page).toEqual([expect.objectContaining({ requestId: 'req_v7', accountId: owner.accountId, credits: 5, at: T0 })]);
+    expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
+    expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
+  });
+});
+
+describe('sqlite migration 9 (drop_unread_indexes) on a version 8 database', () => {
+  let dir: string;
+  let raw: SqliteConnection;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v8-'));
+    const path = join(dir, 'gateway.db');
+    const clock = new ManualClock(T0);
+    raw = new SqliteConnection(openSqliteDatabase(path));
+    const before = migrations.filter((migration) => migration.version < 9);
+    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
+    store = createSqliteStore({ path, clock });
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const unread = () =>
+    raw.all<{ name: string }>(
+      `SELECT name FROM sqlite_master WHERE type = 'index'
+       AND name IN ('ledger_entries_by_grant', 'ledger_entries_by_hold', 'usage_events_by_owner_day') ORDER BY name`,
+    );
+
+  it('drops the three indexes and leaves the books, the journal rules and the audit as they were', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 20));
+    await store.ledger.settle({ holdId: await hold(store, owner, 5, HOUR), amount: 3, usage: usage() });
+    await store.ledger.void(await hold(store, owner, 4, HOUR));
+    expect(unread()).toHaveLength(3);
+    const books = () => ({
+      journal: raw.all('SELECT * FROM ledger_entries ORDER BY id'),
+      events: raw.all('SELECT * FROM usage_events ORDER BY id'),
+    });
+    const before = books();
+
+    await store.migrate();
+    expect(raw.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
+      migrations.map(({ version, name }) => ({ version, name })),
+    );
+    expect(unread()).toEqual([]);
+    expect(books()).toEqual(before);
+    expect(() => raw.run('DELETE FROM ledger_entries')).toThrow(/append-only/);
+    // A usage event per hold, still: the constraint that says so is the table's, not a dropped index's.
+    expect(() => raw.run(`INSERT INTO usage_events SELECT NULL, account_id, environment, key_id, hold_id, request_id, model,
+      routed_model, routed_provider, prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at,
+      shortfall_credits, cached_tokens, reasoning_tokens FROM usage_events LIMIT 1`)).toThrow(/UNIQUE/);
     expect(await store.ledger.audit()).toEqual({ checks: 5, findings: [] });
     expect(raw.get<{ integrity_check: string }>('PRAGMA integrity_check')?.integrity_check).toBe('ok');
   });

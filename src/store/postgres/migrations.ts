@@ -10,6 +10,7 @@ import { schemaV5 } from './schema-v5.js';
 import { schemaV6 } from './schema-v6.js';
 import { schemaV7 } from './schema-v7.js';
 import { schemaV8 } from './schema-v8.js';
+import { schemaV9 } from './schema-v9.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -23,6 +24,7 @@ export const migrations: readonly Migration[] = [
   { version: 6, name: 'usage_token_details', sql: schemaV6 },
   { version: 7, name: 'stored_responses', sql: schemaV7 },
   { version: 8, name: 'usage_events_by_time', sql: schemaV8 },
+  { version: 9, name: 'drop_unread_indexes', sql: schemaV9 },
 ];
 
 /** First key of the two-key advisory lock; the second is the schema, so gateways in other schemas never wait. */
