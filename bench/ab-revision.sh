@@ -20,5 +20,7 @@ ln -s "$ROOT/node_modules" "$WORK/tree/node_modules"
 rm -rf "$WORK/tree/bench"
 git -C "$ROOT" archive "$HARNESS_REV" bench | tar -x -C "$WORK/tree"
 (cd "$WORK/tree" && ./node_modules/.bin/tsc -p tsconfig.build.json)
+# The scratch tree has no ../shared beside it: the limit gateway is the one beside this checkout.
+export SVC_BENCH_LIMIT_GATEWAY="${SVC_BENCH_LIMIT_GATEWAY:-$ROOT/../shared/bench/limit-gateway.mjs}"
 (cd "$WORK/tree" && node bench/overhead.mjs --seconds 6 --warmup 2 --stores sqlite --connections 32 --modes nonstream \
   --out "$WORK/result.json" | grep -E "^ +gateway-sqlite +nonstream@32" | sed "s/^/$REV /")
