@@ -67,6 +67,17 @@ describe('sqlite group commit', () => {
     expect(db.inTransaction).toBe(false);
   });
 
+  it('runs nothing before the group commits, then runs the writes in the order asked', async () => {
+    const order: string[] = [];
+    const a = group.run(() => (order.push('a'), insert('a')()));
+    const b = group.run(() => (order.push('b'), insert('b')()));
+    expect(order).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    pending.shift()!();
+    expect(order).toEqual(['a', 'b']);
+    expect(await Promise.all([a, b])).toEqual(['a', 'b']);
+  });
+
   it('leaves the group to commit when a write throws before it wrote anything', async () => {
     const a = group.run(insert('a'));
     const refused = group.run(() => {
@@ -75,32 +86,28 @@ describe('sqlite group commit', () => {
     // A statement that fails is undone by SQLite itself: nothing of it is left, so the group goes on.
     const duplicate = group.run(insert('a'));
     const c = group.run(insert('c'));
+    pending.shift()!();
     await expect(refused).rejects.toThrow('refused before writing');
     await expect(duplicate).rejects.toThrow(/UNIQUE/i);
-    expect(db.inTransaction).toBe(true);
-    pending.shift()!();
     expect(await Promise.all([a, c])).toEqual(['a', 'c']);
     expect(names(path)).toEqual(['a', 'c']);
+    expect(db.inTransaction).toBe(false);
   });
 
-  it('rolls the whole group back when a write throws after writing, and tells each write', async () => {
+  it('rolls back the writes run so far when one throws after writing, and commits those after it', async () => {
     const a = group.run(insert('a'));
     const bad = group.run(() => {
       insert('b')();
       throw new Error('refused after writing');
     });
+    const c = group.run(insert('c'));
+    pending.shift()!();
     await expect(bad).rejects.toThrow('refused after writing');
     // The write before it is gone with it; its caller hears `unavailable`, which ledger calls retry.
     await expect(a).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable' });
-    expect(db.inTransaction).toBe(false);
-    expect(names(path)).toEqual([]);
-
-    // A write later in the same turn opens a new group; the rolled-back group's scheduled commit commits it.
-    const c = group.run(insert('c'));
-    pending.shift()!();
+    // The write after it ran in a transaction of its own.
     expect(await c).toBe('c');
     expect(names(path)).toEqual(['c']);
-    pending.shift()!();
     expect(db.inTransaction).toBe(false);
   });
 

@@ -3,9 +3,14 @@
  *
  * A COMMIT in WAL mode costs about 80 us on these machines whatever it holds (it appends the frames and
  * updates the WAL index), against 3 to 4 us per statement; with two transactions per request (reserve and
- * settle) the commits alone were a third of the store's time (docs/performance.md). Here the first write of
- * an event-loop turn opens a transaction, every write of that turn joins it, and the transaction commits on
- * the next turn (setImmediate).
+ * settle) the commits alone were a third of the store's time (docs/performance.md). Here the writes asked
+ * for in one event-loop turn are queued, and on the next turn (setImmediate) they run one after the other,
+ * in the order asked, inside one transaction, which then commits.
+ *
+ * Run together rather than each when asked: between two writes of a request the gateway parses HTTP, calls
+ * the upstream and builds answers, which leaves SQLite's code and pages cold in the CPU's caches, and each
+ * statement then cost about twice what it costs among its peers (docs/performance.md, tenth session). The
+ * caller waited for the COMMIT of the next turn anyway, so no answer comes later for it.
  *
  * Nothing is weakened: every write still runs its checks and its changes synchronously, in order, against
  * everything written before it (one connection, one writer), and its promise resolves only after the COMMIT
@@ -17,95 +22,91 @@
  * they write (every check runs before the first change), so a write that throws has almost always written
  * nothing, and the group goes on without it. The connection counts the rows its statements change
  * (`changes`): if a write throws after changing some (a bug caught by a CHECK, a foreign key), there is
- * nothing smaller than the group to undo, so the whole group rolls back; the write that threw gets its
- * error and every other write of the group gets `unavailable`, which its caller retries (every ledger call
- * is idempotent), so nothing half-written is ever committed and nobody acts on a rolled-back write.
+ * nothing smaller than the group to undo, so the writes run so far roll back with it: the write that threw
+ * gets its error, the earlier ones `unavailable`, which their callers retry (every ledger call is idempotent),
+ * and the writes still queued run in a new transaction. Nothing half-written is ever committed and nobody
+ * acts on a rolled-back write.
  */
 import type Database from 'libsql';
 import { StoreError } from '../errors.js';
 
 type Db = Database.Database;
 
-interface Waiter {
-  resolve: () => void;
+interface Queued {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
+interface Ran {
+  queued: Queued;
+  result: unknown;
+}
+
 export class GroupCommit {
-  private waiters: Waiter[] = [];
-  private open = false;
+  private queue: Queued[] = [];
 
   constructor(
     private readonly db: Db,
     /** Rows changed by the connection's statements so far: tells whether a write that threw had written. */
     private readonly changes: () => number,
-    /** When the open group commits; the next event-loop turn unless a test says otherwise. */
+    /** When the queued writes run and commit; the next event-loop turn unless a test says otherwise. */
     private readonly schedule: (commit: () => void) => void = (commit) => void setImmediate(commit),
   ) {}
 
-  /** Runs fn in the open group (opening one if none) and resolves with its result once the group committed. */
+  /** Queues fn for the next group and resolves with its result once that group committed. */
   run<T>(fn: () => T): Promise<T> {
-    let result: T;
-    try {
-      if (!this.open) {
-        this.db.exec('BEGIN IMMEDIATE');
-        this.open = true;
-        this.schedule(() => this.commit());
-      }
-      result = this.step(fn);
-    } catch (error) {
-      return Promise.reject(error);
-    }
     return new Promise<T>((resolve, reject) => {
-      this.waiters.push({ resolve: () => resolve(result), reject });
+      if (this.queue.length === 0) this.schedule(() => this.commit());
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  /** Commits the open group now (before a transaction of its own, or closing). */
+  /** Runs and commits the queued writes now (before a transaction of its own, or closing). */
   flush(): void {
-    if (this.open) this.commit();
-  }
-
-  private step<T>(fn: () => T): T {
-    const before = this.changes();
-    try {
-      return fn();
-    } catch (error) {
-      // Some errors (SQLITE_FULL, SQLITE_IOERR) make SQLite roll the whole transaction back itself; a write
-      // that changed rows before it threw cannot be undone alone. Either way the group's earlier writes are
-      // gone or must go, and their callers must hear it.
-      if (!this.db.inTransaction || this.changes() !== before) this.abandon(error);
-      throw error;
-    }
+    this.commit();
   }
 
   private commit(): void {
-    if (!this.open) return;
-    const waiters = this.waiters;
+    const queue = this.queue;
+    if (queue.length === 0) return;
+    this.queue = [];
+    let ran: Ran[] = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const q of queue) q.reject(error);
+      return;
+    }
+    for (const queued of queue) {
+      const before = this.changes();
+      try {
+        ran.push({ queued, result: queued.fn() });
+      } catch (error) {
+        queued.reject(error);
+        // Some errors (SQLITE_FULL, SQLITE_IOERR) make SQLite roll the whole transaction back itself; a write
+        // that changed rows before it threw cannot be undone alone. Either way the writes run so far are gone
+        // or must go, and their callers must hear it; the rest run in a transaction of their own.
+        if (this.db.inTransaction && this.changes() === before) continue;
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        const abandoned = new StoreError('unavailable', `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`);
+        for (const r of ran) r.queued.reject(abandoned);
+        ran = [];
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+        } catch (beginError) {
+          for (const q of queue.slice(queue.indexOf(queued) + 1)) q.reject(beginError);
+          return;
+        }
+      }
+    }
     try {
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.fail(error);
+      for (const r of ran) r.queued.reject(error);
       return;
     }
-    this.open = false;
-    this.waiters = [];
-    for (const w of waiters) w.resolve();
-  }
-
-  /** Rolls the open group back for a write that threw after writing; its other writes are retried by their callers. */
-  private abandon(cause: unknown): void {
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
-    this.fail(
-      new StoreError('unavailable', `a write of the same group failed after writing, so the group was rolled back: ${String(cause)}`),
-    );
-  }
-
-  private fail(error: unknown): void {
-    const waiters = this.waiters;
-    this.open = false;
-    this.waiters = [];
-    for (const w of waiters) w.reject(error);
+    for (const r of ran) r.queued.resolve(r.result);
   }
 }
