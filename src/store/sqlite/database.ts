@@ -105,6 +105,15 @@ export class SqliteConnection {
   }
 
   /**
+   * A read of the hot path, run with the turn's group of writes rather than on its own: at the group's
+   * commit, in its transaction, so it costs what a statement costs among its peers (group-commit.ts), and
+   * it sees what a read on its own would see once the promise resolves, since it resolves after that COMMIT.
+   */
+  batched<T>(fn: () => T): Promise<T> {
+    return this.group.run(fn);
+  }
+
+  /**
    * Runs fn in BEGIN IMMEDIATE, committing any open write group first: the write lock is taken up front,
    * so two writers never both read a balance and then both spend it; a busy database waits up to
    * BUSY_TIMEOUT_MS instead of failing half-way through. Not re-entrant: callers never nest.
