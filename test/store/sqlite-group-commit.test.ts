@@ -39,7 +39,7 @@ describe('sqlite group commit', () => {
     // The test decides when the group commits.
     pending = [];
     changed = 0;
-    group = new GroupCommit(db, () => changed, (commit) => pending.push(commit));
+    group = new GroupCommit(db, { changes: () => changed, beforeCommit: () => undefined, rolledBack: () => undefined }, (commit) => pending.push(commit));
   });
 
   afterEach(async () => {
@@ -185,8 +185,56 @@ describe('sqlite group commit', () => {
       const balance = await store.ledger.balance(owner.accountId, 'live');
       expect(balance).toMatchObject({ purchased: 1_000 - 33 * 10, reserved: 0 });
       expect((await store.ledger.audit()).findings).toEqual([]);
+      // The settles of a group add to one rollup row, written once at its end: every settle is in it.
+      const days = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '1970-01-01', endDay: '9999-12-31', model: null });
+      expect(days.reduce((sum, d) => sum + d.requests, 0)).toBe(33);
+      expect(days.reduce((sum, d) => sum + d.credits, 0)).toBe(33 * 10);
     } finally {
       await store.close();
+    }
+  });
+
+  it('runs the work left for the end of a transaction once before its COMMIT, and drops it with a rollback', async () => {
+    const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'at-commit.db')));
+    try {
+      conn.db.exec('CREATE TABLE total (id INTEGER PRIMARY KEY, v INTEGER NOT NULL); INSERT INTO total VALUES (1, 0)');
+      class Add {
+        n = 0;
+        runs = 0;
+        run(c: SqliteConnection): void {
+          this.runs += 1;
+          c.run('UPDATE total SET v = v + ? WHERE id = 1', this.n);
+        }
+      }
+      const total = () => conn.get<{ v: number }>('SELECT v FROM total WHERE id = 1')?.v;
+      const add = (n: number) => () => {
+        const work = conn.atCommit('total', () => new Add());
+        work.n += n;
+        return work;
+      };
+      const writes = [conn.write(add(1)), conn.write(add(2)), conn.write(add(3))];
+      const [first, second] = await Promise.all(writes);
+      expect(first).toBe(second);
+      expect(first?.runs).toBe(1);
+      expect(total()).toBe(6);
+
+      // A write that threw after leaving work: the work goes with the writes rolled back.
+      const kept = conn.write(add(10));
+      const bad = conn.write(() => {
+        add(100)();
+        throw new Error('refused after leaving work');
+      });
+      const after = conn.write(add(1000));
+      await expect(bad).rejects.toThrow('refused after leaving work');
+      await expect(kept).rejects.toMatchObject({ code: 'unavailable' });
+      await after;
+      expect(total()).toBe(1006);
+
+      // A transaction of its own runs its work too.
+      conn.immediate(add(5));
+      expect(total()).toBe(1011);
+    } finally {
+      conn.close();
     }
   });
 });

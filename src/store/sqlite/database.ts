@@ -37,6 +37,11 @@ interface Prepared {
   names: readonly string[] | null;
 }
 
+/** Work left for the end of a transaction (SqliteConnection.atCommit). */
+export interface AtCommit {
+  run(conn: SqliteConnection): void;
+}
+
 /** A raw row as an object keyed by its statement's column names. */
 function named<Row>(names: readonly string[], values: readonly unknown[]): Row {
   const row: Record<string, unknown> = {};
@@ -61,9 +66,38 @@ export class SqliteConnection {
    * may write (an UPDATE ... RETURNING), which over-counts rather than misses a write.
    */
   private changed = 0;
+  /** Work the transaction's writes left for its end, by key (atCommit). */
+  private pending = new Map<string, AtCommit>();
 
   constructor(readonly db: Db) {
-    this.group = new GroupCommit(db, () => this.changed);
+    this.group = new GroupCommit(db, {
+      changes: () => this.changed,
+      beforeCommit: () => this.runPending(),
+      rolledBack: () => this.pending.clear(),
+    });
+  }
+
+  /**
+   * The work a write leaves for the end of its transaction under `key`, made by `create` the first time in
+   * that transaction: the writes of a group that add to the same counter row (the usage rollup) add to one
+   * object, written once before the COMMIT instead of once per write. It counts as a change: a write that
+   * throws after asking for it is rolled back with its group (group-commit.ts), and the work with it.
+   */
+  atCommit<T extends AtCommit>(key: string, create: () => T): T {
+    this.changed += 1;
+    let work = this.pending.get(key);
+    if (work === undefined) {
+      work = create();
+      this.pending.set(key, work);
+    }
+    return work as T;
+  }
+
+  private runPending(): void {
+    if (this.pending.size === 0) return;
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const work of pending.values()) work.run(this);
   }
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
@@ -132,12 +166,14 @@ export class SqliteConnection {
     this.db.exec(begin);
     try {
       const result = fn();
+      this.runPending();
       this.db.exec('COMMIT');
       return result;
     } catch (error) {
       // SQLite may already have rolled back on some errors (e.g. SQLITE_FULL); a second ROLLBACK would
       // throw and hide the original error.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.pending.clear();
       throw error;
     }
   }

@@ -43,13 +43,22 @@ interface Ran {
   result: unknown;
 }
 
+/** What the group needs of its connection. */
+export interface GroupHooks {
+  /** Rows changed by the connection's statements so far: tells whether a write that threw had written. */
+  changes(): number;
+  /** Runs the work the group's writes left for its end (database.ts, atCommit), just before its COMMIT. */
+  beforeCommit(): void;
+  /** Drops that work when the writes that left it were rolled back. */
+  rolledBack(): void;
+}
+
 export class GroupCommit {
   private queue: Queued[] = [];
 
   constructor(
     private readonly db: Db,
-    /** Rows changed by the connection's statements so far: tells whether a write that threw had written. */
-    private readonly changes: () => number,
+    private readonly hooks: GroupHooks,
     /** When the queued writes run and commit; the next event-loop turn unless a test says otherwise. */
     private readonly schedule: (commit: () => void) => void = (commit) => void setImmediate(commit),
   ) {}
@@ -79,7 +88,7 @@ export class GroupCommit {
       return;
     }
     for (const queued of queue) {
-      const before = this.changes();
+      const before = this.hooks.changes();
       try {
         ran.push({ queued, result: queued.fn() });
       } catch (error) {
@@ -87,8 +96,9 @@ export class GroupCommit {
         // Some errors (SQLITE_FULL, SQLITE_IOERR) make SQLite roll the whole transaction back itself; a write
         // that changed rows before it threw cannot be undone alone. Either way the writes run so far are gone
         // or must go, and their callers must hear it; the rest run in a transaction of their own.
-        if (this.db.inTransaction && this.changes() === before) continue;
+        if (this.db.inTransaction && this.hooks.changes() === before) continue;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.hooks.rolledBack();
         const abandoned = new StoreError('unavailable', `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`);
         for (const r of ran) r.queued.reject(abandoned);
         ran = [];
@@ -101,9 +111,11 @@ export class GroupCommit {
       }
     }
     try {
+      this.hooks.beforeCommit();
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.hooks.rolledBack();
       for (const r of ran) r.queued.reject(error);
       return;
     }
