@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { T0, purchased, reserve, seedAccount, usage } from './cases/harness.js';
+import { T0, newKey, purchased, reserve, seedAccount, usage } from './cases/harness.js';
 
 /** What another process sees: a second connection to the same file reads committed rows only. */
 function names(path: string): string[] {
@@ -189,6 +189,36 @@ describe('sqlite group commit', () => {
       const days = await store.usage.rollup({ accountId: owner.accountId, environment: 'live', startDay: '1970-01-01', endDay: '9999-12-31', model: null });
       expect(days.reduce((sum, d) => sum + d.requests, 0)).toBe(33);
       expect(days.reduce((sum, d) => sum + d.credits, 0)).toBe(33 * 10);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('checks daily caps against what the same group already held and gave back, for a key and its family', async () => {
+    const store = createSqliteStore({ path: join(dir, 'caps.db'), clock: new ManualClock(T0) });
+    await store.migrate();
+    try {
+      const root = await seedAccount(store, { dailyCreditLimit: 100 });
+      await store.ledger.grant(purchased(root, 10_000));
+      const kid = { ...root, keyId: (await store.keys.insertKey(newKey(root.accountId, { dailyCreditLimit: null, parentKeyId: root.keyId }))).id };
+      // One group: 12 reserves of 10, alternating key and child, against the root's cap of 100: exactly 10 fit.
+      const first = await Promise.all(Array.from({ length: 12 }, (_, i) => reserve(store, i % 2 === 0 ? root : kid, 10)));
+      const held = first.flatMap((r) => (r.ok ? [r.holdId] : []));
+      expect(held).toHaveLength(10);
+      expect(first.filter((r) => !r.ok)).toEqual([
+        { ok: false, reason: 'daily_limit_exceeded', limit: 100, committedToday: 100 },
+        { ok: false, reason: 'daily_limit_exceeded', limit: 100, committedToday: 100 },
+      ]);
+      // One group: three settles at 4 give back 18, then four reserves of 6 ask for 24: the first three fit.
+      const second = await Promise.all([
+        ...held.slice(0, 3).map((holdId) => store.ledger.settle({ holdId, amount: 4, usage: usage() })),
+        ...Array.from({ length: 4 }, (_, i) => reserve(store, i % 2 === 0 ? kid : root, 6)),
+      ]);
+      const again = second.slice(3) as Awaited<ReturnType<typeof reserve>>[];
+      expect(again.map((r) => r.ok)).toEqual([true, true, true, false]);
+      expect(again[3]).toEqual({ ok: false, reason: 'daily_limit_exceeded', limit: 100, committedToday: 100 });
+      // The counters as written agree with the holds (the audit's daily_cap_counter check).
+      expect((await store.ledger.audit()).findings).toEqual([]);
     } finally {
       await store.close();
     }

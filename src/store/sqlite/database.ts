@@ -93,6 +93,11 @@ export class SqliteConnection {
     return work as T;
   }
 
+  /** The work left under `key` in the open transaction, if any (a read: it counts as no change). */
+  pendingAt<T extends AtCommit>(key: string): T | undefined {
+    return this.pending.get(key) as T | undefined;
+  }
+
   private runPending(): void {
     if (this.pending.size === 0) return;
     const pending = this.pending;
