@@ -10,6 +10,27 @@ import { POSTGRES_URL, closeAdmin, createTestSchema, dropTestSchema, openPostgre
 afterAll(closeAdmin);
 
 /** Upgrading a schema that already has traffic, not just an empty one. */
+
+/** A fresh schema migrated to just before `version`, a store on it (not yet migrated on) and a raw connection. */
+async function openBefore(version: number): Promise<{ schema: string; store: Store; raw: postgres.Sql }> {
+  const schema = await createTestSchema();
+  const clock = new ManualClock(T0);
+  const sql = openPool(POSTGRES_URL, { schema, max: 1 });
+  try {
+    const before = migrations.filter((migration) => migration.version < version);
+    expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
+  } finally {
+    await sql.end();
+  }
+  return { schema, store: openPostgresStore(schema, clock), raw: await rawSql(schema) };
+}
+
+async function closeAll(opened: { schema: string; store: Store; raw: postgres.Sql }): Promise<void> {
+  await opened.raw.end();
+  await opened.store.close();
+  await dropTestSchema(opened.schema);
+}
+
 describe('postgres migration 2 (journal_expire) on a schema without it', () => {
   let schema: string;
   let clock: ManualClock;
@@ -159,29 +180,14 @@ describe('postgres migration 3 (usage_shortfall_idempotency) on a version 2 sche
 
 describe('postgres migration 7 (stored_responses) on a version 6 schema', () => {
   let schema: string;
-  let clock: ManualClock;
   let store: Store;
   let raw: postgres.Sql;
 
   beforeEach(async () => {
-    schema = await createTestSchema();
-    clock = new ManualClock(T0);
-    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
-    try {
-      const before = migrations.filter((migration) => migration.version < 7);
-      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
-    } finally {
-      await sql.end();
-    }
-    store = openPostgresStore(schema, clock);
-    raw = await rawSql(schema);
+    ({ schema, store, raw } = await openBefore(7));
   });
 
-  afterEach(async () => {
-    await raw.end();
-    await store.close();
-    await dropTestSchema(schema);
-  });
+  afterEach(() => closeAll({ schema, store, raw }));
 
   it('adds the table with its expiry index, its foreign key and CHECK, and leaves the books alone', async () => {
     const owner = await seedAccount(store);
@@ -206,29 +212,14 @@ describe('postgres migration 7 (stored_responses) on a version 6 schema', () => 
 
 describe('postgres migration 8 (usage_events_by_time) on a version 7 schema', () => {
   let schema: string;
-  let clock: ManualClock;
   let store: Store;
   let raw: postgres.Sql;
 
   beforeEach(async () => {
-    schema = await createTestSchema();
-    clock = new ManualClock(T0);
-    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
-    try {
-      const before = migrations.filter((migration) => migration.version < 8);
-      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
-    } finally {
-      await sql.end();
-    }
-    store = openPostgresStore(schema, clock);
-    raw = await rawSql(schema);
+    ({ schema, store, raw } = await openBefore(8));
   });
 
-  afterEach(async () => {
-    await raw.end();
-    await store.close();
-    await dropTestSchema(schema);
-  });
+  afterEach(() => closeAll({ schema, store, raw }));
 
   const indexes = () =>
     raw`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'usage_events' AND schemaname = ${schema} ORDER BY indexname`;
@@ -270,24 +261,10 @@ describe('postgres migration 9 (drop_unread_indexes) on a version 8 schema', () 
   let raw: postgres.Sql;
 
   beforeEach(async () => {
-    schema = await createTestSchema();
-    const clock = new ManualClock(T0);
-    const sql = openPool(POSTGRES_URL, { schema, max: 1 });
-    try {
-      const before = migrations.filter((migration) => migration.version < 9);
-      expect(await migrate(sql, clock, schema, before)).toEqual(before.map((migration) => migration.version));
-    } finally {
-      await sql.end();
-    }
-    store = openPostgresStore(schema, clock);
-    raw = await rawSql(schema);
+    ({ schema, store, raw } = await openBefore(9));
   });
 
-  afterEach(async () => {
-    await raw.end();
-    await store.close();
-    await dropTestSchema(schema);
-  });
+  afterEach(() => closeAll({ schema, store, raw }));
 
   const unread = async () =>
     (

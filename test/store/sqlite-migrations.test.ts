@@ -10,6 +10,24 @@ import type { Store } from '../../src/store/types.js';
 import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
 
 /** Upgrading a database that already has traffic, not just an empty one. */
+
+/** A database migrated to just before `version`, a raw connection to it, and a store on it (not yet migrated on). */
+async function openBefore(version: number): Promise<{ dir: string; raw: SqliteConnection; store: Store }> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-gateway-sqlite-v${version - 1}-`));
+  const path = join(dir, 'gateway.db');
+  const clock = new ManualClock(T0);
+  const raw = new SqliteConnection(openSqliteDatabase(path));
+  const before = migrations.filter((migration) => migration.version < version);
+  expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
+  return { dir, raw, store: createSqliteStore({ path, clock }) };
+}
+
+async function closeAll(opened: { dir: string; raw: SqliteConnection; store: Store }): Promise<void> {
+  opened.raw.close();
+  await opened.store.close();
+  await rm(opened.dir, { recursive: true, force: true });
+}
+
 describe('sqlite migration 2 (journal_expire) on a database without it', () => {
   let dir: string;
   let clock: ManualClock;
@@ -153,25 +171,14 @@ describe('sqlite migration 3 (usage_shortfall_idempotency) on a version 2 databa
 
 describe('sqlite migration 7 (stored_responses) on a version 6 database', () => {
   let dir: string;
-  let clock: ManualClock;
   let raw: SqliteConnection;
   let store: Store;
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v6-'));
-    const path = join(dir, 'gateway.db');
-    clock = new ManualClock(T0);
-    raw = new SqliteConnection(openSqliteDatabase(path));
-    const before = migrations.filter((migration) => migration.version < 7);
-    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
-    store = createSqliteStore({ path, clock });
+    ({ dir, raw, store } = await openBefore(7));
   });
 
-  afterEach(async () => {
-    raw.close();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => closeAll({ dir, raw, store }));
 
   it('adds the table with its expiry index, its foreign key and CHECK, and leaves the books alone', async () => {
     const owner = await seedAccount(store);
@@ -204,25 +211,14 @@ describe('sqlite migration 7 (stored_responses) on a version 6 database', () => 
 
 describe('sqlite migration 8 (usage_events_by_time) on a version 7 database', () => {
   let dir: string;
-  let clock: ManualClock;
   let raw: SqliteConnection;
   let store: Store;
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v7-'));
-    const path = join(dir, 'gateway.db');
-    clock = new ManualClock(T0);
-    raw = new SqliteConnection(openSqliteDatabase(path));
-    const before = migrations.filter((migration) => migration.version < 8);
-    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
-    store = createSqliteStore({ path, clock });
+    ({ dir, raw, store } = await openBefore(8));
   });
 
-  afterEach(async () => {
-    raw.close();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => closeAll({ dir, raw, store }));
 
   it('indexes the events already recorded, which the export then reads, and leaves the books alone', async () => {
     const owner = await seedAccount(store);
@@ -249,20 +245,10 @@ describe('sqlite migration 9 (drop_unread_indexes) on a version 8 database', () 
   let store: Store;
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-v8-'));
-    const path = join(dir, 'gateway.db');
-    const clock = new ManualClock(T0);
-    raw = new SqliteConnection(openSqliteDatabase(path));
-    const before = migrations.filter((migration) => migration.version < 9);
-    expect(migrate(raw, clock, before)).toEqual(before.map((migration) => migration.version));
-    store = createSqliteStore({ path, clock });
+    ({ dir, raw, store } = await openBefore(9));
   });
 
-  afterEach(async () => {
-    raw.close();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => closeAll({ dir, raw, store }));
 
   const unread = () =>
     raw.all<{ name: string }>(
