@@ -4,15 +4,15 @@
  * network reads decodes once whole), the end-of-body edge cases, and releasing the body when the consumer stops.
  * The body is an upstream transport's (../providers/upstream-http.ts): bytes as an async iterable.
  */
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { UpstreamBody } from '../providers/upstream-http.js';
 
 export interface SseEvent {
   /** The `data` field; several `data:` lines of one event are joined with `\n`. */
   data: string;
   /** The `event` field, undefined when the server sent none (not defaulted to `message`). */
-  event: string | undefined;
-  id: string | undefined;
+  event?: string | undefined;
+  id?: string | undefined;
 }
 
 export interface SseDecodeOptions {
@@ -43,25 +43,76 @@ export async function* decodeSse(body: UpstreamBody, options: SseDecodeOptions =
   for await (const batch of decodeSseBatches(body, options)) yield* batch;
 }
 
+/** What a read that completed no event answers: shared, never written to. */
+const NO_EVENTS: readonly SseEvent[] = Object.freeze([]);
+
+/**
+ * The synchronous core of the decoding: bytes in, the events they completed out. Consumers that read
+ * their body themselves (the chat adapter's event reader, ../providers/openai-compatible/event-stream.ts)
+ * use it directly, without an asynchronous generator's steps between them and the bytes.
+ */
+export class SseBatchDecoder {
+  private pending: SseEvent[] = [];
+  private overflow: string | null = null;
+  private endsWithCr = false;
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+
+  constructor(options: Pick<SseDecodeOptions, 'onComment' | 'maxBufferSize'> = {}) {
+    this.parser = createParser({
+      // The parser makes a new object per event, with exactly these fields: kept as it is.
+      onEvent: (e) => this.pending.push(e),
+      onComment: options.onComment,
+      // Unknown fields and bad `retry` values are ignored, as the SSE spec tells clients to do.
+      onError: (err) => {
+        if (err.type === 'max-buffer-size-exceeded') this.overflow = err.message;
+      },
+      maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
+    });
+  }
+
+  /** The events `chunk` completed, often none; throws SseDecodeError past the buffer bound. */
+  push(chunk: Uint8Array): readonly SseEvent[] {
+    this.feed(this.decoder.decode(chunk, { stream: true }));
+    return this.take();
+  }
+
+  /** At the body's end: the events its last bytes completed. */
+  end(): readonly SseEvent[] {
+    this.feed(this.decoder.decode());
+    // The parser holds back a trailing CR in case an LF follows; at the end of the body nothing will, so the
+    // CR is a complete line terminator (a CR-only stream's last blank line would otherwise be lost).
+    if (this.endsWithCr) this.parser.feed('\n');
+    // An event without its terminating blank line is dropped, as the SSE spec requires.
+    return this.take();
+  }
+
+  private feed(text: string): void {
+    if (text.length === 0) return;
+    this.endsWithCr = text.charCodeAt(text.length - 1) === CR;
+    this.parser.feed(text);
+    if (this.overflow !== null) throw new SseDecodeError(this.overflow);
+  }
+
+  private take(): readonly SseEvent[] {
+    if (this.pending.length === 0) return NO_EVENTS;
+    const batch = this.pending;
+    this.pending = [];
+    return batch;
+  }
+}
+
 /**
  * Iterates the events of an SSE body, as the batches that each network read completed (never empty).
  * Consumers on the hot path take them a batch at a time: every step through an async generator costs
  * promises, and an upstream's 18 events usually arrive in one or two reads. Ending the iteration early
  * (break, return, throw) ends the body's iteration, which is what releases an upstream HTTP connection.
  */
-export async function* decodeSseBatches(body: UpstreamBody, options: SseDecodeOptions = {}): AsyncGenerator<SseEvent[], void, undefined> {
-  let pending: SseEvent[] = [];
-  let overflow: string | null = null;
-  const parser = createParser({
-    onEvent: (e) => pending.push({ data: e.data, event: e.event, id: e.id }),
-    onComment: options.onComment,
-    // Unknown fields and bad `retry` values are ignored, as the SSE spec tells clients to do.
-    onError: (err) => {
-      if (err.type === 'max-buffer-size-exceeded') overflow = err.message;
-    },
-    maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
-  });
-  const decoder = new TextDecoder();
+export async function* decodeSseBatches(
+  body: UpstreamBody,
+  options: SseDecodeOptions = {},
+): AsyncGenerator<readonly SseEvent[], void, undefined> {
+  const decoder = new SseBatchDecoder(options);
   const signal = options.signal;
   if (signal?.aborted) {
     await body.cancel(signal.reason).catch(() => {});
@@ -72,25 +123,12 @@ export async function* decodeSseBatches(body: UpstreamBody, options: SseDecodeOp
     body.cancel(signal?.reason).catch(() => {});
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  let endsWithCr = false;
-
-  const feed = (text: string): void => {
-    if (text.length === 0) return;
-    endsWithCr = text.charCodeAt(text.length - 1) === CR;
-    parser.feed(text);
-    if (overflow !== null) throw new SseDecodeError(overflow);
-  };
-
   try {
     try {
       // Leaving this loop early (a return, the consumer stopping, an error) ends the body's iteration.
       for await (const chunk of body) {
-        feed(decoder.decode(chunk, { stream: true }));
-        if (pending.length > 0) {
-          const batch = pending;
-          pending = [];
-          yield batch;
-        }
+        const batch = decoder.push(chunk);
+        if (batch.length > 0) yield batch;
         if (signal?.aborted) return;
       }
     } catch (err) {
@@ -98,12 +136,8 @@ export async function* decodeSseBatches(body: UpstreamBody, options: SseDecodeOp
       throw err;
     }
     if (signal?.aborted) return;
-    feed(decoder.decode());
-    // The parser holds back a trailing CR in case an LF follows; at the end of the body nothing will, so the
-    // CR is a complete line terminator (a CR-only stream's last blank line would otherwise be lost).
-    if (endsWithCr) parser.feed('\n');
-    // An event without its terminating blank line is dropped, as the SSE spec requires.
-    if (pending.length > 0) yield pending;
+    const last = decoder.end();
+    if (last.length > 0) yield last;
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }

@@ -192,11 +192,11 @@ describe('decodeSseBatches', () => {
     const second = SAMPLE.indexOf('data: second');
     const keepalive = SAMPLE.indexOf('keepalive');
     const cuts = [encoder.encode(SAMPLE.slice(0, second)).length, encoder.encode(SAMPLE.slice(0, keepalive)).length];
-    const batches: SseEvent[][] = [];
+    const batches: (readonly SseEvent[])[] = [];
     for await (const batch of decodeSseBatches(webBody(streamOf(splitAt(bytes, cuts))))) batches.push(batch);
     expect(batches).toEqual([EXPECTED.slice(0, 1), EXPECTED.slice(1, 2), EXPECTED.slice(2)]);
 
-    const whole: SseEvent[][] = [];
+    const whole: (readonly SseEvent[])[] = [];
     for await (const batch of decodeSseBatches(webBody(streamOf([bytes])))) whole.push(batch);
     expect(whole).toEqual([EXPECTED]);
   });

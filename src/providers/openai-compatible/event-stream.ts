@@ -4,55 +4,189 @@
  * that ends before either is a cut.
  */
 import { UpstreamError, type StreamEvent } from '../contract.js';
-import { SseDecodeError, decodeSseBatches } from '../../streaming/sse-decode.js';
-import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
+import { SseBatchDecoder, SseDecodeError, type SseEvent } from '../../streaming/sse-decode.js';
 import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstream-failures.js';
 import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
 import type { UpstreamBody } from '../upstream-http.js';
 
+type Step = IteratorResult<readonly StreamEvent[], void>;
+
+const DONE: Step = Object.freeze({ done: true, value: undefined });
+
+/** What follows the batch handed over last: the end, a fault, or the body's end without a finish (a cut). */
+const END = Symbol('end');
+const CUT = Symbol('cut');
+type Ending = typeof END | typeof CUT | { error: unknown };
+
+const ignore = (): void => {};
+
 /**
  * One batch per network read: the events of every chunk that read completed. A fault in the middle of a read
- * (a malformed chunk, an error payload) ends the iteration after the events before it are yielded.
- * Leaving this generator early, by any path, closes the SSE decoder, which cancels the body.
+ * (a malformed chunk, an error payload) is thrown at the next read, after the events before it.
+ *
+ * An iterator object that reads the body itself, not a generator over the SSE decoder's generator: those
+ * two layers and the wrapper that cancelled an unread body cost about 15 promises a request, a tenth of the
+ * gateway's (bench/lib/promise-count.mjs). It takes the steps they took, in the same order:
+ * - nothing happens before the first read; giving up before it cancels the body;
+ * - the signal firing cancels the body, which ends a waiting read; the reader then throws abortedError;
+ * - the body's iteration is closed (its `return`, which releases the upstream connection) when the reader
+ *   stops before the body's end: a fault, giving up, or the read after `[DONE]` (not at `[DONE]` itself,
+ *   which leaves the body's end time to arrive, so that a connection whose answer is complete is kept);
+ * - a body that ends after a finish_reason without [DONE] is accepted; before either, it is a cut.
  */
-export async function* readChatStream(
-  body: UpstreamBody,
-  signal: AbortSignal,
-): AsyncGenerator<StreamEvent[], void, undefined> {
-  let finished = false;
-  try {
-    for await (const sse of decodeSseBatches(body, { signal })) {
-      if (signal.aborted) break;
-      const batch: StreamEvent[] = [];
-      let done = false;
-      let fault: unknown = null;
-      try {
-        for (const { data, event } of sse) {
-          if (data === '[DONE]') {
-            done = true;
-            break;
-          }
-          if (data.length === 0) continue;
-          const payload = parseChunk(data);
-          if (event === 'error' && isRecord(payload)) throw payloadError(payload);
-          chunkEvents(payload, batch);
-        }
-      } catch (e) {
-        fault = e;
-      }
-      for (const ev of batch) if (ev.type === 'delta' && ev.finishReason !== null) finished = true;
-      if (batch.length > 0) yield batch;
-      if (fault !== null) throw fault;
-      if (done) return;
-    }
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    if (err instanceof SseDecodeError) throw protocolError(`upstream stream is not valid SSE: ${err.message}`);
-    throw bodyReadFailure(err, signal);
+class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
+  private source: AsyncIterator<Uint8Array> | null = null;
+  private readonly sse = new SseBatchDecoder();
+  private started = false;
+  private closed = false;
+  /** The body's iteration ended by itself: nothing to close. */
+  private bodyDone = false;
+  /** A finish_reason arrived: an end of body without [DONE] is a whole answer. */
+  private finished = false;
+  private ending: Ending | null = null;
+  private readonly onAbort = (): void => {
+    this.body.cancel(this.signal.reason).catch(ignore);
+  };
+
+  constructor(
+    private readonly body: UpstreamBody,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
-  if (signal.aborted) throw abortedError(signal);
-  if (!finished) throw protocolError('upstream stream ended early (no finish_reason and no [DONE])');
+
+  next(): Promise<Step> {
+    const ending = this.ending;
+    if (ending !== null) {
+      this.ending = null;
+      return this.close().then(() => {
+        if (ending === END) return DONE;
+        if (ending === CUT) throw this.signal.aborted ? abortedError(this.signal) : endedEarly();
+        throw ending.error;
+      });
+    }
+    if (this.closed) return Promise.resolve(DONE);
+    if (!this.started) {
+      this.started = true;
+      if (this.signal.aborted) {
+        this.closed = true;
+        return this.body
+          .cancel(this.signal.reason)
+          .catch(ignore)
+          .then(() => {
+            throw abortedError(this.signal);
+          });
+      }
+      this.signal.addEventListener('abort', this.onAbort, { once: true });
+      this.source = this.body[Symbol.asyncIterator]();
+    }
+    return this.read();
+  }
+
+  /** Gives up: before the first read, cancels the body; after, closes its iteration. */
+  return(): Promise<Step> {
+    this.ending = null;
+    if (!this.started) {
+      this.started = true;
+      this.closed = true;
+      return this.body.cancel().catch(ignore).then(() => DONE);
+    }
+    return this.close().then(() => DONE);
+  }
+
+  private read(): Promise<Step> {
+    return (this.source as AsyncIterator<Uint8Array>).next().then(
+      (r) => this.received(r),
+      (err: unknown) => {
+        // Given up on while this read waited: the consumer has gone.
+        if (this.closed) return DONE;
+        this.bodyDone = true;
+        this.closed = true;
+        this.release();
+        // A read ended by our own cancel (the signal) is the abort, not a lost connection.
+        throw this.signal.aborted ? abortedError(this.signal) : bodyReadFailure(err, this.signal);
+      },
+    );
+  }
+
+  private received(r: IteratorResult<Uint8Array>): Promise<Step> | Step {
+    if (this.closed) return DONE;
+    if (r.done === true) this.bodyDone = true;
+    if (this.signal.aborted) return this.failWith(abortedError(this.signal));
+    let events: readonly SseEvent[];
+    try {
+      events = r.done === true ? this.sse.end() : this.sse.push(r.value);
+    } catch (e) {
+      return this.failWith(e instanceof SseDecodeError ? protocolError(`upstream stream is not valid SSE: ${e.message}`) : e);
+    }
+    const batch: StreamEvent[] = [];
+    let after = this.collect(events, batch);
+    if (after === null && r.done === true) after = this.finished ? END : CUT;
+    if (batch.length > 0) {
+      this.ending = after;
+      return { done: false, value: batch };
+    }
+    if (after === null) return this.read();
+    this.ending = after;
+    return this.next();
+  }
+
+  /**
+   * Appends the contract's events of a read's SSE events to `batch`, up to [DONE] or a fault; returns what
+   * ends the stream there, if anything did.
+   */
+  private collect(events: readonly SseEvent[], batch: StreamEvent[]): Ending | null {
+    let after: Ending | null = null;
+    try {
+      for (const { data, event } of events) {
+        if (data === '[DONE]') {
+          after = END;
+          break;
+        }
+        if (data.length === 0) continue;
+        const payload = parseChunk(data);
+        if (event === 'error' && isRecord(payload)) throw payloadError(payload);
+        chunkEvents(payload, batch);
+      }
+    } catch (e) {
+      after = { error: bodyReadFailure(e, this.signal) };
+    }
+    for (const ev of batch) if (ev.type === 'delta' && ev.finishReason !== null) this.finished = true;
+    return after;
+  }
+
+  /** Closes the body's iteration, then fails with `error`. */
+  private failWith(error: unknown): Promise<never> {
+    return this.close().then(() => {
+      throw error;
+    });
+  }
+
+  /** Ends the body's iteration early (closing the upstream connection if its end has not arrived). */
+  private close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    this.release();
+    const source = this.source;
+    if (this.bodyDone || source === null || source.return === undefined) return Promise.resolve();
+    return source.return().then(ignore, ignore);
+  }
+
+  private release(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
+}
+
+function endedEarly(): UpstreamError {
+  return protocolError('upstream stream ended early (no finish_reason and no [DONE])');
+}
+
+/** The events of an SSE body; abandoning them at any point, even before the first read, cancels the body. */
+export function readChatStream(body: UpstreamBody, signal: AbortSignal): AsyncIterableIterator<readonly StreamEvent[]> {
+  return new ChatEventReader(body, signal);
 }
 
 function parseChunk(data: string): unknown {
@@ -64,9 +198,4 @@ function parseChunk(data: string): unknown {
 }
 
 /** The events of an SSE body; abandoning them at any point cancels the body. */
-export function cancellableEvents(
-  body: UpstreamBody,
-  signal: AbortSignal,
-): AsyncIterableIterator<readonly StreamEvent[]> {
-  return cancelBodyOnEarlyReturn(body, readChatStream(body, signal));
-}
+export const cancellableEvents = readChatStream;
