@@ -1,7 +1,7 @@
 // Promises per request, by creating site: preloaded into the gateway process (`node --import`), it counts
 // every promise V8 creates (node:v8 promiseHooks) from 4 s after start for 5 s, divides by the HTTP
-// requests served meanwhile, and writes the total and the sites of a 1-in-SAMPLE sample of them (four
-// frames each) to bench/results/promises-<pid>.txt:
+// requests served meanwhile, and writes the total and the sites of a random 1-in-SAMPLE sample of them
+// (four frames each; random, not every SAMPLE-th, which aliases with the gateway's periodic turns) to bench/results/promises-<pid>.txt:
 //
 //   node bench/overhead.mjs --seconds 8 --warmup 2 --stores sqlite --connections 32 --modes nonstream \
 //     --no-limit "--gateway-node-args=--import ./bench/lib/promise-count.mjs"
@@ -54,7 +54,7 @@ setTimeout(() => {
   const before = requests;
   const stop = promiseHooks.onInit(() => {
     created++;
-    if (created % SAMPLE !== 0) return;
+    if (Math.random() * SAMPLE >= 1) return;
     const where = site();
     sites.set(where, (sites.get(where) ?? 0) + 1);
   });

@@ -67,9 +67,10 @@ export class SqliteKeyStore implements KeyStore {
 
   /**
    * Read with the turn's group of writes (database.ts, batched()): every request reads its key, and on its
-   * own, between the rest of the request's work, this read cost about three times as much.
+   * own, between the rest of the request's work, this read cost about three times as much. Not `async`:
+   * the group's promise is the answer.
    */
-  async findKey(id: string): Promise<ApiKeyRecord | null> {
+  findKey(id: string): Promise<ApiKeyRecord | null> {
     return this.conn.batched(() => {
       const row = this.findKeyRow(id);
       return row ? toKey(row) : null;
