@@ -23,6 +23,7 @@ export function responseTooLarge(maxBytes: number): UpstreamError {
 export function capBody(source: UpstreamBody, maxBytes: number): UpstreamBody {
   return {
     cancel: (reason) => source.cancel(reason),
+    ...(source.release ? { release: () => source.release?.() } : {}),
     [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
       const inner = source[Symbol.asyncIterator]();
       let seen = 0;

@@ -12,6 +12,12 @@
 /** An answer's body. Leaving a `for await` over it early, or `cancel()`, releases the connection. */
 export interface UpstreamBody extends AsyncIterable<Uint8Array> {
   cancel(reason?: unknown): Promise<void>;
+  /**
+   * The reader has the whole answer (its protocol said so, as `[DONE]` does) but the body's end may not have
+   * arrived yet: let the connection go back to the pool by reading the little that is left, within a bound,
+   * rather than closing it as stopping early does. Fire and forget. Absent: the iteration is ended as usual.
+   */
+  release?(): void;
 }
 
 /** The headers an adapter reads (content type, Retry-After), case-insensitive as in `Headers`. */

@@ -71,6 +71,29 @@ describe('the chat event reader', () => {
     expect(log).toEqual(['read', 'read', 'return']);
   });
 
+  it('releases a body that can be released after [DONE], rather than closing it', async () => {
+    const { body, log } = scriptedBody([chunk('Done.', 'stop') + 'data: [DONE]\n\n', '']);
+    const released: UpstreamBody = { ...body, release: () => log.push('release') };
+    const reader = readChatStream(released, new AbortController().signal);
+    await reader.next();
+    expect(await reader.next()).toEqual({ done: true, value: undefined });
+    expect(log).toEqual(['read', 'release']);
+
+    // Given up on right after [DONE] (instead of reading on): the answer is whole all the same.
+    const other = scriptedBody([chunk('Done.', 'stop') + 'data: [DONE]\n\n', '']);
+    const reader2 = readChatStream({ ...other.body, release: () => other.log.push('release') }, new AbortController().signal);
+    await reader2.next();
+    await reader2.return?.();
+    expect(other.log).toEqual(['read', 'release']);
+
+    // Before [DONE], giving up closes the body, release or not.
+    const early = scriptedBody([chunk('Half'), chunk(' more', 'stop')]);
+    const reader3 = readChatStream({ ...early.body, release: () => early.log.push('release') }, new AbortController().signal);
+    await reader3.next();
+    await reader3.return?.();
+    expect(early.log).toEqual(['read', 'return']);
+  });
+
   it('reads on through reads that complete no event', async () => {
     const whole = chunk('Hello', 'stop');
     const { body } = scriptedBody([whole.slice(0, 10), whole.slice(10, 20), whole.slice(20), 'data: [DONE]\n\n']);

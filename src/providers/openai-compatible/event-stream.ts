@@ -27,12 +27,13 @@ const ignore = (): void => {};
  *
  * An iterator object that reads the body itself, not a generator over the SSE decoder's generator: those
  * two layers and the wrapper that cancelled an unread body cost about 15 promises a request, a tenth of the
- * gateway's (bench/lib/promise-count.mjs). It takes the steps they took, in the same order:
+ * gateway's (bench/lib/promise-count.mjs). Its steps:
  * - nothing happens before the first read; giving up before it cancels the body;
  * - the signal firing cancels the body, which ends a waiting read; the reader then throws abortedError;
- * - the body's iteration is closed (its `return`, which releases the upstream connection) when the reader
- *   stops before the body's end: a fault, giving up, or the read after `[DONE]` (not at `[DONE]` itself,
- *   which leaves the body's end time to arrive, so that a connection whose answer is complete is kept);
+ * - the body's iteration is closed (its `return`, which closes the upstream connection unless the body's end
+ *   has arrived) when the reader stops before the body's end: a fault, or giving up;
+ * - after `[DONE]`, at the next read, the body is released instead (UpstreamBody.release): the rest of it is
+ *   read and dropped, so that the connection of a complete answer goes back to the pool;
  * - a body that ends after a finish_reason without [DONE] is accepted; before either, it is a cut.
  */
 class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
@@ -62,7 +63,7 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
     const ending = this.ending;
     if (ending !== null) {
       this.ending = null;
-      return this.close().then(() => {
+      return this.close(ending === END).then(() => {
         if (ending === END) return DONE;
         if (ending === CUT) throw this.signal.aborted ? abortedError(this.signal) : endedEarly();
         throw ending.error;
@@ -86,15 +87,16 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
     return this.read();
   }
 
-  /** Gives up: before the first read, cancels the body; after, closes its iteration. */
+  /** Gives up: before the first read, cancels the body; after, closes its iteration (or releases it after [DONE]). */
   return(): Promise<Step> {
+    const complete = this.ending === END;
     this.ending = null;
     if (!this.started) {
       this.started = true;
       this.closed = true;
       return this.body.cancel().catch(ignore).then(() => DONE);
     }
-    return this.close().then(() => DONE);
+    return this.close(complete).then(() => DONE);
   }
 
   private read(): Promise<Step> {
@@ -165,13 +167,23 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
     });
   }
 
-  /** Ends the body's iteration early (closing the upstream connection if its end has not arrived). */
-  private close(): Promise<void> {
+  /**
+   * Stops reading before the body's end. After a whole answer (`complete`: [DONE] was read) the body is
+   * released, which keeps its connection for the next call when the end follows soon; otherwise its
+   * iteration is ended, which closes the connection if the end has not arrived (an upstream still sending
+   * an answer nobody reads).
+   */
+  private close(complete = false): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
     this.release();
     const source = this.source;
-    if (this.bodyDone || source === null || source.return === undefined) return Promise.resolve();
+    if (this.bodyDone || source === null) return Promise.resolve();
+    if (complete && this.body.release !== undefined) {
+      this.body.release();
+      return Promise.resolve();
+    }
+    if (source.return === undefined) return Promise.resolve();
     return source.return().then(ignore, ignore);
   }
 

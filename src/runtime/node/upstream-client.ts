@@ -12,8 +12,10 @@
  * upstream connection, and abort by signal at any point. Redirects are not followed: an LLM API answers a
  * POST directly, and a 3xx reaches the adapter as the non-2xx it is (docs/providers.md).
  */
-import type { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** undici's body: a Node Readable, with dump() to read a tail without keeping it. */
+type BodyReadable = Dispatcher.ResponseData['body'];
 import type { UpstreamBody, UpstreamHeaders, UpstreamHttp } from '../../providers/upstream-http.js';
 
 /** Statuses whose response has no body by definition. */
@@ -36,6 +38,14 @@ function headersOf(raw: RawHeaders): UpstreamHeaders {
 
 /** Bytes buffered ahead of the reader before the socket is paused (undici buffers up to 64 KiB more). */
 const READ_AHEAD_BYTES = 64 * 1024;
+
+/**
+ * What a released body may still read, and for how long, to reach its end and give its connection back to
+ * the pool: after `[DONE]` a server sends only the chunked encoding's last 5 bytes, sometimes in a later
+ * packet. Past either bound the connection is closed, as it was before release existed.
+ */
+const RELEASE_TAIL_BYTES = 64 * 1024;
+const RELEASE_TAIL_MS = 2_000;
 
 /** The queued chunks as one, copied only when there are several. */
 function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
@@ -60,18 +70,23 @@ function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
 class NodeBodyIterator implements AsyncIterator<Uint8Array> {
   private queue: Uint8Array[] = [];
   private queuedBytes = 0;
+  /** Every byte delivered so far: undici's dump() bounds the body's whole length, not what is left. */
+  private receivedBytes = 0;
+  private released = false;
   private ended = false;
   private failure: Error | null = null;
   private waiter: { resolve: (result: IteratorResult<Uint8Array>) => void; reject: (error: Error) => void } | null = null;
   private answering = false;
 
-  constructor(private readonly source: Readable) {
+  constructor(private readonly source: BodyReadable) {
     // The stream may have ended or died before the first read (a reset, a cancel): its events are gone, so
     // its state says what a read must answer, or the read would wait for ever.
     if (source.errored !== null) this.failure = source.errored;
     else if (source.readableEnded) this.ended = true;
     else if (source.destroyed) this.failure = new Error('the upstream body closed before its end');
     source.on('data', (chunk: Uint8Array) => {
+      this.receivedBytes += chunk.byteLength;
+      if (this.released) return;
       this.queue.push(chunk);
       this.queuedBytes += chunk.byteLength;
       // Paused even with a read waiting, so one answer is never larger than the read-ahead (take() resumes).
@@ -108,6 +123,18 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
     this.queuedBytes = 0;
     if (!this.ended && !this.source.destroyed) this.source.destroy();
     return Promise.resolve({ done: true, value: undefined });
+  }
+
+  /** The reader is done with a whole answer: read the body's tail without keeping it (UpstreamBody.release). */
+  release(): void {
+    this.queue = [];
+    this.queuedBytes = 0;
+    if (this.released) return;
+    this.released = true;
+    if (this.ended || this.source.readableEnded || this.source.destroyed) return;
+    this.source
+      .dump({ limit: this.receivedBytes + RELEASE_TAIL_BYTES, signal: AbortSignal.timeout(RELEASE_TAIL_MS) })
+      .catch(ignore);
   }
 
   private take(): Uint8Array {
@@ -167,11 +194,13 @@ export function createNodeUpstreamClient(options: NodeUpstreamClientOptions = {}
     // Destroying the body before anyone reads it (cancel() first) makes undici emit its abort as 'error';
     // with no reader yet to hear it, that would be an uncaught exception.
     source.on('error', ignore);
+    let reading: NodeBodyIterator | null = null;
     const body: UpstreamBody = {
-      [Symbol.asyncIterator]: () => new NodeBodyIterator(source),
+      [Symbol.asyncIterator]: () => (reading = new NodeBodyIterator(source)),
       cancel: async (reason) => {
         if (!source.readableEnded) source.destroy(reason instanceof Error ? reason : undefined);
       },
+      release: () => reading?.release(),
     };
     return { status, ok, headers, body, text: () => source.text() };
   };
