@@ -5,14 +5,18 @@
  * (src/runtime/node/upstream-client.ts) stop reading at `[DONE]`; what they close then must not be the
  * connection of an answer that has ended. A real HTTP upstream counts the connections it accepts while the
  * real gateway serves completions one after the other, streamed and not, from an upstream whose body ends
- * a moment after its `[DONE]`; and a cut stream (no [DONE], no finish) does close its connection.
+ * a moment after its `[DONE]` (or Anthropic's `message_stop`); and a cut stream (no [DONE], no finish) does
+ * close its connection.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/schema.js';
 import { chat, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
 import { sleep, sseChunk } from '../helpers/openai-sse.js';
+
+const ANTHROPIC_STREAM = readFileSync(new URL('../fixtures/anthropic/stream-text.sse', import.meta.url), 'utf8');
 
 let upstream: Server;
 let connections = 0;
@@ -29,6 +33,16 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      answerSent = new Promise((resolve) => {
+        res.once('finish', () => resolve());
+        res.once('close', () => resolve());
+      });
+      if (req.url?.endsWith('/messages') === true) {
+        // Anthropic's stream, whole at message_stop; its body's end comes a moment later.
+        res.write(ANTHROPIC_STREAM);
+        setTimeout(() => res.end(), 20);
+        return;
+      }
       if (answer === 'cut') {
         res.write(sseChunk({ role: 'assistant', content: 'Half' }));
         // Ends the connection mid-answer: no finish_reason, no [DONE].
@@ -42,10 +56,6 @@ beforeAll(async () => {
       // The body's end comes in a later packet than [DONE], as it can from a real server or proxy.
       res.write('data: [DONE]\n\n');
       if (answer === 'never-ends') return;
-      answerSent = new Promise((resolve) => {
-        res.once('finish', () => resolve());
-        res.once('close', () => resolve());
-      });
       setTimeout(() => res.end(), 20);
     });
   });
@@ -59,8 +69,11 @@ beforeAll(async () => {
   gw = await startTestGateway({
     config: parseConfig({
       health: { failure_threshold: 1_000 },
-      providers: { local: { type: 'openai-compatible', base_url: url, paid: false } },
-      aliases: { 'svc-fast': { targets }, 'svc-code': { targets }, 'svc-smart': { targets } },
+      providers: {
+        local: { type: 'openai-compatible', base_url: url, paid: false },
+        claude: { type: 'anthropic', base_url: url, api_version: '2023-06-01', paid: false },
+      },
+      aliases: { 'svc-fast': { targets }, 'svc-code': { targets }, 'svc-smart': { targets: [{ provider: 'claude', model: 'claude-x' }] } },
     }),
   });
   seeded = await gw.seed({ purchased: 1_000_000 });
@@ -88,6 +101,20 @@ describe('upstream connections', () => {
       await sleep(30);
     }
     expect(connections - before).toBe(1);
+  });
+
+  it('are reused after an Anthropic stream, whole at its message_stop', async () => {
+    const before = connections;
+    for (let i = 0; i < 4; i++) {
+      const res = await chat(gw, seeded.secret, { ...request(i % 2 === 1), model: 'svc-smart' });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('Hello');
+      await answerSent;
+      await sleep(30);
+    }
+    // At most one new connection (the pool may hold an idle one from the cases above), where closing at
+    // message_stop opened one per completion.
+    expect(connections - before).toBeLessThanOrEqual(1);
   });
 
   it('are closed when a body never ends after its [DONE], without holding the answer back', async () => {

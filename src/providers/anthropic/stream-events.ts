@@ -47,7 +47,12 @@ export async function* readMessageStream(
       }
       if (batch.length > 0) yield batch;
       if (fault !== null) throw fault;
-      if (translator.stopped) return;
+      if (translator.stopped) {
+        // The answer is whole at message_stop: the body's end may follow in a later packet, and its
+        // connection goes back to the pool rather than being closed (UpstreamBody.release).
+        body.release?.();
+        return;
+      }
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;

@@ -121,7 +121,8 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
   return(): Promise<IteratorResult<Uint8Array>> {
     this.queue = [];
     this.queuedBytes = 0;
-    if (!this.ended && !this.source.destroyed) this.source.destroy();
+    // A released body is being read to its end (release()): closing it now would lose the connection.
+    if (!this.released && !this.ended && !this.source.destroyed) this.source.destroy();
     return Promise.resolve({ done: true, value: undefined });
   }
 
