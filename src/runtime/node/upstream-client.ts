@@ -13,10 +13,10 @@
  * POST directly, and a 3xx reaches the adapter as the non-2xx it is (docs/providers.md).
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import type { UpstreamBody, UpstreamHeaders, UpstreamHttp } from '../../providers/upstream-http.js';
 
 /** undici's body: a Node Readable, with dump() to read a tail without keeping it. */
 type BodyReadable = Dispatcher.ResponseData['body'];
-import type { UpstreamBody, UpstreamHeaders, UpstreamHttp } from '../../providers/upstream-http.js';
 
 /** Statuses whose response has no body by definition. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
