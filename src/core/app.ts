@@ -37,11 +37,9 @@ export function createApp(deps: AppDeps, doors: Doors = 'all'): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ strict: false });
   app.onError(onError);
   app.notFound(onNotFound);
-  // Not async, here and in requestId: a middleware that only hands on returns next()'s promise, one
-  // promise fewer per request than an async wrapper around it.
-  app.use('*', (c, next) => {
+  app.use('*', async (c, next) => {
     c.set('deps', deps);
-    return next();
+    await next();
   });
   app.use('*', requestId);
   app.use('*', observe);

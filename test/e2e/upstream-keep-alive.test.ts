@@ -125,7 +125,7 @@ describe('upstream connections', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Hello');
     expect(performance.now() - started).toBeLessThan(1_000);
-    // The tail is read for at most 2 s (src/runtime/node/upstream-client.ts, RELEASE_TAIL_MS), then closed.
+    // The tail is read for at most 1 s (src/runtime/node/upstream-client.ts, RELEASE_TAIL_MS), then closed.
     const deadline = performance.now() + 5_000;
     while (closedConnections === closedBefore && performance.now() < deadline) await sleep(50);
     expect(closedConnections).toBeGreaterThan(closedBefore);

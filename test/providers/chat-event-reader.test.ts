@@ -148,6 +148,16 @@ describe('the chat event reader', () => {
     expect(await reader.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('with the signal fired between two reads, cancels the body and reads it no more', async () => {
+    const { body, log } = scriptedBody([chunk('Once'), chunk(' more', 'stop')]);
+    const controller = new AbortController();
+    const reader = readChatStream(body, controller.signal);
+    await reader.next();
+    controller.abort(new UpstreamError('aborted', 'the request ended'));
+    await expect(reader.next()).rejects.toMatchObject({ kind: 'aborted' });
+    expect(log).toEqual(['read', 'cancel', 'return']);
+  });
+
   it('with the signal fired before the first read, cancels the body and reads nothing', async () => {
     const { body, log } = scriptedBody([chunk('x', 'stop')]);
     const controller = new AbortController();

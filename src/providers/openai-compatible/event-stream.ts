@@ -83,6 +83,9 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
       }
       this.signal.addEventListener('abort', this.onAbort, { once: true });
       this.source = this.body[Symbol.asyncIterator]();
+    } else if (this.signal.aborted) {
+      // Aborted between reads: the body was cancelled; nothing more is read from it.
+      return this.failWith(abortedError(this.signal));
     }
     return this.read();
   }
@@ -122,7 +125,9 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
     try {
       events = r.done === true ? this.sse.end() : this.sse.push(r.value);
     } catch (e) {
-      return this.failWith(e instanceof SseDecodeError ? protocolError(`upstream stream is not valid SSE: ${e.message}`) : e);
+      return this.failWith(
+        e instanceof SseDecodeError ? protocolError(`upstream stream is not valid SSE: ${e.message}`) : bodyReadFailure(e, this.signal),
+      );
     }
     const batch: StreamEvent[] = [];
     let after = this.collect(events, batch);

@@ -45,7 +45,7 @@ const READ_AHEAD_BYTES = 64 * 1024;
  * packet. Past either bound the connection is closed, as it was before release existed.
  */
 const RELEASE_TAIL_BYTES = 64 * 1024;
-const RELEASE_TAIL_MS = 2_000;
+const RELEASE_TAIL_MS = 1_000;
 
 /** The queued chunks as one, copied only when there are several. */
 function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
