@@ -10,28 +10,21 @@
 // own cost small; the throughput of that run is not a figure to quote.
 import { Session } from 'node:inspector';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { servedRequests } from './served-requests.mjs';
 
 const START_MS = Number(process.env.SVC_HEAP_START_MS ?? 4000);
 const WINDOW_MS = Number(process.env.SVC_HEAP_WINDOW_MS ?? 5000);
 const out = new URL(`../results/heap-${process.pid}.txt`, import.meta.url);
 
-let requests = 0;
-const emit = http.Server.prototype.emit;
-http.Server.prototype.emit = function (event, ...args) {
-  if (event === 'request') requests++;
-  return emit.call(this, event, ...args);
-};
-
 const session = new Session();
 session.connect();
 setTimeout(() => {
   session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-  const before = requests;
+  const before = servedRequests();
   setTimeout(() => {
     session.post('HeapProfiler.stopSampling', (err, result) => {
       if (err) throw err;
-      const n = Math.max(1, requests - before);
+      const n = Math.max(1, servedRequests() - before);
       const bySite = new Map();
       const walk = (node) => {
         const f = node.callFrame;

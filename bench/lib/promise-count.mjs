@@ -11,7 +11,7 @@
 // allocation, a microtask and often a closure. The sites' stacks cost time, so the throughput of that run
 // is not a figure to quote. The limit gateway can be counted the same way (`--import` in its command).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { servedRequests } from './served-requests.mjs';
 import { promiseHooks } from 'node:v8';
 
 const START_MS = Number(process.env.SVC_PROMISE_START_MS ?? 4000);
@@ -19,13 +19,6 @@ const WINDOW_MS = Number(process.env.SVC_PROMISE_WINDOW_MS ?? 5000);
 const SAMPLE = 64;
 const FRAMES = 4;
 const out = new URL(`../results/promises-${process.pid}.txt`, import.meta.url);
-
-let requests = 0;
-const emit = http.Server.prototype.emit;
-http.Server.prototype.emit = function (event, ...args) {
-  if (event === 'request') requests++;
-  return emit.call(this, event, ...args);
-};
 
 /** The frames above the hook, shortened: our files by their path under the project, packages by name. */
 function site() {
@@ -51,7 +44,7 @@ function site() {
 setTimeout(() => {
   let created = 0;
   const sites = new Map();
-  const before = requests;
+  const before = servedRequests();
   const stop = promiseHooks.onInit(() => {
     created++;
     if (Math.random() * SAMPLE >= 1) return;
@@ -60,7 +53,7 @@ setTimeout(() => {
   });
   setTimeout(() => {
     stop();
-    const n = Math.max(1, requests - before);
+    const n = Math.max(1, servedRequests() - before);
     const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, 60);
     mkdirSync(new URL('.', out), { recursive: true });
     writeFileSync(

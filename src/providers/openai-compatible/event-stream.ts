@@ -110,7 +110,7 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
         if (this.closed) return DONE;
         this.bodyDone = true;
         this.closed = true;
-        this.release();
+        this.stopListening();
         // A read ended by our own cancel (the signal) is the abort, not a lost connection.
         throw this.signal.aborted ? abortedError(this.signal) : bodyReadFailure(err, this.signal);
       },
@@ -181,7 +181,7 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
   private close(complete = false): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
-    this.release();
+    this.stopListening();
     const source = this.source;
     if (this.bodyDone || source === null) return Promise.resolve();
     if (complete && this.body.release !== undefined) {
@@ -192,7 +192,8 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
     return source.return().then(ignore, ignore);
   }
 
-  private release(): void {
+  /** Drops the abort listener: once reading is over, an abort has no body to cancel. */
+  private stopListening(): void {
     this.signal.removeEventListener('abort', this.onAbort);
   }
 }

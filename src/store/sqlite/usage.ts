@@ -14,8 +14,9 @@ import type { Hold } from './holds.js';
 
 /**
  * Writes the usage event and adds to the daily rollup, inside the settle transaction (the rollup's row is
- * written at the transaction's end, RollupDelta), so usage and credits can never disagree. The event's day is the UTC day of the settle (when the request finished), which may
- * differ from the hold's day (used by the key's daily cap).
+ * written at the transaction's end, RollupDelta), so usage and credits can never disagree. The event's day
+ * is the UTC day of the settle (when the request finished), which may differ from the hold's day (used by
+ * the key's daily cap).
  */
 export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageRecord, credits: number, now: number): void {
   const day = utcDay(now);
