@@ -36,6 +36,13 @@ export interface CompletionLimits {
   relayReasoning?: boolean;
 }
 
+/** What a completion needs to know of its client's going away: an AbortSignal is one. */
+export interface ClientSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options: { once: true }): void;
+}
+
 export interface CompletionDeps {
   ledger: LedgerStore;
   clock: Clock;
@@ -55,7 +62,7 @@ export interface CompletionRequest {
   route: Route;
   quote: Quote;
   /** Fires when the client goes away. */
-  clientSignal: AbortSignal;
+  clientSignal: ClientSignal;
   afterPartial: FailoverOptions['afterPartial'];
   /** Metrics, trace and access line of the request (src/observability/); absent: not observed. */
   observation?: RequestObservation;

@@ -23,6 +23,7 @@ import { ChatStreamEncoder } from '../openai/chat-stream-encoder.js';
 import type { ChunkDelta } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { AllTargetsFailed, asUpstreamError, type FailoverBatch } from '../routing/failover.js';
+import type { ByteSink, ByteSource } from '../streaming/byte-source.js';
 import { encodeSseComment } from '../streaming/sse-encode.js';
 import type { Completion } from './completion.js';
 import type { Finishing, StreamEncoder, StreamFailure } from './stream-encoder.js';
@@ -84,7 +85,11 @@ function chatStreamEncoder(completion: Completion): StreamEncoder {
   return new ChatStreamEncoder(spec.completionId, completion.created, spec.route.entry.id, spec.request.include_usage);
 }
 
-export async function startStreaming(completion: Completion, options: StreamOptions = {}): Promise<ReadableStream<Uint8Array>> {
+/**
+ * Opens the stream (failover finds a target that accepts the call) and returns its bytes as a pulled source;
+ * throws the completion's error, its hold ended, when no target accepted.
+ */
+export async function startStreaming(completion: Completion, options: StreamOptions = {}): Promise<ByteSource> {
   const states = new StreamStates();
   try {
     await completion.failover.open();
@@ -103,7 +108,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   /** The delta with the finish reason, written once the hold settled (it carries `svc`). */
   let finishing: Finishing | null = null;
 
-  let sink: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let sink: ByteSink | null = null;
   /** The client cancelled the stream (or it was cut): nothing more may be enqueued. */
   let detached = false;
   // The recording gets every frame, also those a client that left at the very end no longer takes: its
@@ -225,7 +230,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
     return true;
   };
 
-  return new ReadableStream<Uint8Array>({
+  return {
     start(controller) {
       sink = controller;
       for (const bytes of encoder.opening()) write(bytes);
@@ -280,5 +285,5 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       detached = true;
       await drop('client_closed', null);
     },
-  });
+  };
 }

@@ -3,13 +3,12 @@
  * Responses): a request is read, authenticated (before this), quoted, rate-limited, held, routed with
  * failover, settled once, and answered in the door's shape.
  */
-import type { Context } from 'hono';
 import { quoteRequest } from '../billing/quote.js';
 import { Completion, type CompletionDeps } from '../completions/completion.js';
 import { completeNonStreaming, type NonStreamingAnswer } from '../completions/non-streaming.js';
 import { startStreaming } from '../completions/streaming.js';
 import { SSE_HEADERS } from '../streaming/sse-encode.js';
-import type { AppDeps, AppEnv } from '../core/deps.js';
+import type { AppDeps } from '../core/deps.js';
 import { newId, newTimeOrderedId } from '../core/ids.js';
 import type { ChatCompletion, ChatRequest } from '../openai/chat-types.js';
 import type { StreamEncoder } from '../completions/stream-encoder.js';
@@ -26,7 +25,8 @@ import {
   parseIdempotencyKey,
   requestFingerprint,
 } from './idempotency.js';
-import { readJson } from './json-body.js';
+import type { DoorAnswer, DoorRequest } from './door-exchange.js';
+import { parseJsonObject } from './json-body.js';
 import { parseQualityBiasHeader, QUALITY_BIAS_HEADER } from './quality-bias-header.js';
 
 function completionDeps(deps: AppDeps): CompletionDeps {
@@ -57,11 +57,13 @@ function refuseDroppedParams(targets: readonly ParamTarget[], request: BoundedRe
   );
 }
 
-function replayed(c: Context<AppEnv>, stored: StoredResponse): Response {
-  return new Response(stored.body, {
+function replayed(requestId: string, stored: StoredResponse): DoorAnswer {
+  return {
+    kind: 'body',
     status: stored.status,
-    headers: { 'content-type': stored.contentType, 'idempotent-replayed': 'true', 'x-request-id': c.get('requestId') },
-  });
+    headers: { 'content-type': stored.contentType, 'idempotent-replayed': 'true', 'x-request-id': requestId },
+    body: stored.body,
+  };
 }
 
 /**
@@ -83,9 +85,9 @@ export interface CompletionDoor {
   keep?(rendered: object): Promise<void>;
 }
 
-export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor): Promise<Response> {
-  const deps = c.get('deps');
-  const request = await door.parse(await readJson(c));
+export async function serveCompletion(exchange: DoorRequest, door: CompletionDoor): Promise<DoorAnswer> {
+  const { deps, key, requestId, observation } = exchange;
+  const request = await door.parse(parseJsonObject(await exchange.text()));
   if (!isAlias(request.model)) {
     throw notFound(
       'model_not_found',
@@ -93,12 +95,10 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
       'model',
     );
   }
-  const qualityBias = parseQualityBiasHeader(c.req.header(QUALITY_BIAS_HEADER));
-  const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_HEADER));
-  const key = c.get('key');
+  const qualityBias = parseQualityBiasHeader(exchange.header(QUALITY_BIAS_HEADER));
+  const idempotencyKey = parseIdempotencyKey(exchange.header(IDEMPOTENCY_HEADER));
   const route = resolveRoute(deps.routing, request.model, key.environment, request, qualityBias);
   // Known from here: a refusal below (429, strict_params) is counted under the alias asked for.
-  const observation = c.get('observation');
   if (observation !== undefined) observation.alias = route.entry.id;
   const quote = await quoteRequest(route, request, { mediaUrlMaxTokens: deps.limits.mediaUrlMaxTokens });
   const bounded = { ...request, max_tokens: quote.maxOutputTokens };
@@ -109,14 +109,13 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
     findKey: (id) => deps.store.keys.findKey(id),
     retryDelaysMs: deps.limits.ledgerRetryDelaysMs,
   });
-  const requestId = c.get('requestId');
 
   let idempotent: IdempotentRequest | null = null;
   let holdId = newTimeOrderedId('hold_');
   if (idempotencyKey !== null) {
-    const fingerprint = await requestFingerprint(await c.req.text(), qualityBias, door.scope ?? '');
+    const fingerprint = await requestFingerprint(await exchange.text(), qualityBias, door.scope ?? '');
     const claim = await IdempotentRequest.claim(deps.store.idempotency, { keyId: key.id, key: idempotencyKey, fingerprint });
-    if ('replay' in claim) return replayed(c, claim.replay);
+    if ('replay' in claim) return replayed(requestId, claim.replay);
     idempotent = claim.claimed;
     holdId = await idempotentHoldId(key.id, idempotencyKey);
   }
@@ -145,9 +144,9 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
       holdIdFromRequest: idempotent !== null,
       route,
       quote,
-      clientSignal: c.req.raw.signal,
+      clientSignal: exchange.clientSignal,
       afterPartial: request.stream ? 'continue' : 'restart',
-      observation: c.get('observation'),
+      observation,
     });
   } catch (e) {
     release();
@@ -157,9 +156,8 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
   if (request.stream) {
     let recording = '';
     const decoder = new TextDecoder();
-    const outgoing = c.env?.outgoing;
-    const abandonConnection = outgoing ? (error: Error) => outgoing.destroy(error) : undefined;
-    const body = await startStreaming(
+    const abandonConnection = exchange.abandonConnection;
+    const stream = await startStreaming(
       completion,
       idempotent === null
         ? { abandonConnection, ...(door.encoder ? { encoder: door.encoder(completion) } : {}) }
@@ -181,7 +179,7 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
       release();
       throw e;
     });
-    return new Response(body, { headers: { ...SSE_HEADERS, ...rateHeaders, ...droppedHeader(completion, bounded), 'x-request-id': requestId } });
+    return { kind: 'stream', headers: { ...SSE_HEADERS, ...rateHeaders, ...droppedHeader(completion, bounded), 'x-request-id': requestId }, stream };
   }
   let answer: NonStreamingAnswer;
   try {
@@ -195,5 +193,10 @@ export async function serveCompletion(c: Context<AppEnv>, door: CompletionDoor):
   const json = JSON.stringify(rendered);
   // The answer is paid for: a failure to keep it for replay must not take it from the client.
   await record({ status: 200, contentType: 'application/json', body: json });
-  return c.body(json, 200, { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json' });
+  return {
+    kind: 'body',
+    status: 200,
+    headers: { ...rateHeaders, ...droppedHeader(completion, bounded), 'content-type': 'application/json', 'x-request-id': requestId },
+    body: json,
+  };
 }

@@ -4,8 +4,9 @@ import type { AppEnv } from '../core/deps.js';
 import { parseLegacyRequest, renderTextCompletion } from '../openai/legacy-completions.js';
 import { LegacyStreamEncoder } from '../openai/legacy-stream-encoder.js';
 import { serveCompletion, type CompletionDoor } from './completion-door.js';
+import { doorRequestOf, responseOf } from './hono-exchange.js';
 
-const legacyDoor: CompletionDoor = {
+export const legacyDoor: CompletionDoor = {
   parse: parseLegacyRequest,
   scope: 'completions',
   idPrefix: 'cmpl-',
@@ -14,4 +15,4 @@ const legacyDoor: CompletionDoor = {
   render: renderTextCompletion,
 };
 
-export const completionsRoutes = new Hono<AppEnv>().post('/', (c) => serveCompletion(c, legacyDoor));
+export const completionsRoutes = new Hono<AppEnv>().post('/', async (c) => responseOf(c, await serveCompletion(doorRequestOf(c), legacyDoor)));

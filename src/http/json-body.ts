@@ -20,7 +20,11 @@ export const MAX_JSON_OBJECT_MEMBERS = 10_000;
  * limit of their own: the body limit (`server.max_body_bytes`) bounds them, and a long prompt is legitimate.
  */
 export async function readJson(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
+  return parseJsonObject(await c.req.text());
+}
+
+/** A body's text as a JSON object, under the limits above. */
+export function parseJsonObject(text: string): Record<string, unknown> {
   if (text.trim() === '') throw invalidRequest('The request body is empty: send a JSON object.', null, 'invalid_json');
   let body: unknown;
   try {

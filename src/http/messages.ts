@@ -13,9 +13,10 @@ import { notFound } from '../openai/errors.js';
 import { ALIASES, isAlias } from '../routing/catalog.js';
 import { resolveRoute } from '../routing/router.js';
 import { serveCompletion, type CompletionDoor } from './completion-door.js';
+import { doorRequestOf, responseOf } from './hono-exchange.js';
 import { readJson } from './json-body.js';
 
-const messagesDoor: CompletionDoor = {
+export const messagesDoor: CompletionDoor = {
   parse: parseMessagesRequest,
   scope: 'messages',
   idPrefix: 'msg_',
@@ -24,7 +25,7 @@ const messagesDoor: CompletionDoor = {
 };
 
 export const messagesRoutes = new Hono<AppEnv>()
-  .post('/', (c) => serveCompletion(c, messagesDoor))
+  .post('/', async (c) => responseOf(c, await serveCompletion(doorRequestOf(c), messagesDoor)))
   // The prompt as the gateway counts it for its hold (the route's largest estimate): what it charges at most
   // for the input, as Anthropic's endpoint gives what Claude would count. `max_tokens` is not needed here.
   .post('/count_tokens', async (c) => {

@@ -7,8 +7,8 @@
  * account and environment: a later request may continue it with `previous_response_id`, or name its output
  * items with `item_reference` (the AI SDK does so for every earlier assistant turn). docs/api.md, "Responses".
  */
-import { Hono, type Context } from 'hono';
-import type { AppEnv } from '../core/deps.js';
+import { Hono } from 'hono';
+import type { AppDeps, AppEnv } from '../core/deps.js';
 import type { ChatMessage, ChatRequest } from '../openai/chat-types.js';
 import { GatewayError, notFound } from '../openai/errors.js';
 import { responseOfItem, RESPONSE_ID_PREFIX } from '../responses/response-ids.js';
@@ -17,6 +17,8 @@ import { assistantTurnOf, renderResponse, type OutputItem, type ResponseFrame, t
 import { ResponsesStreamEncoder } from '../responses/responses-stream-encoder.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { serveCompletion, type CompletionDoor } from './completion-door.js';
+import type { DoorRequest } from './door-exchange.js';
+import { doorRequestOf, responseOf } from './hono-exchange.js';
 
 /**
  * What one request may pull from storage (earlier conversations, referenced items; each reference counted
@@ -24,8 +26,7 @@ import { serveCompletion, type CompletionDoor } from './completion-door.js';
  * make the gateway build an unbounded prompt (a fan-out of references to a big item) or grow a stored
  * conversation turn after turn past anything a client could have sent.
  */
-function historyOf(c: Context<AppEnv>, key: ApiKeyRecord, bodyBytes: number): ResponsesHistory {
-  const deps = c.get('deps');
+function historyOf(deps: AppDeps, key: ApiKeyRecord, bodyBytes: number): ResponsesHistory {
   const store = deps.store.responses;
   const limit = deps.limits.maxBodyBytes;
   // This request's own input counts too: what is stored after it (and continued next) stays within the limit.
@@ -82,9 +83,8 @@ function withoutLogprobs(item: OutputItem): OutputItem {
 }
 
 /** One request's door: the parsed request is needed again to frame and keep the answer. */
-function responsesDoor(c: Context<AppEnv>): CompletionDoor {
-  const deps = c.get('deps');
-  const key = c.get('key');
+export function responsesDoor(exchange: DoorRequest): CompletionDoor {
+  const { deps, key } = exchange;
   const retentionMs = deps.limits.responsesRetentionMs ?? 0;
   let parsed: ParsedResponsesRequest | null = null;
   const frameOf = (id: string, createdAt: number, model: string): ResponseFrame => {
@@ -110,14 +110,14 @@ function responsesDoor(c: Context<AppEnv>): CompletionDoor {
       });
     } catch (e) {
       // The answer is paid for and is delivered all the same; only its continuation by id will not be found.
-      deps.logger.warn('stored response write failed', { requestId: c.get('requestId'), responseId: response.id, error: String(e) });
+      deps.logger.warn('stored response write failed', { requestId: exchange.requestId, responseId: response.id, error: String(e) });
     }
   };
   return {
     scope: 'responses',
     idPrefix: RESPONSE_ID_PREFIX,
     async parse(body): Promise<ChatRequest> {
-      parsed = await parseResponsesRequest(body, historyOf(c, key, (await c.req.text()).length));
+      parsed = await parseResponsesRequest(body, historyOf(deps, key, (await exchange.text()).length));
       return parsed.chat;
     },
     encoder: (completion) =>
@@ -128,7 +128,10 @@ function responsesDoor(c: Context<AppEnv>): CompletionDoor {
 }
 
 export const responsesRoutes = new Hono<AppEnv>()
-  .post('/', (c) => serveCompletion(c, responsesDoor(c)))
+  .post('/', async (c) => {
+    const exchange = doorRequestOf(c);
+    return responseOf(c, await serveCompletion(exchange, responsesDoor(exchange)));
+  })
   .get('/:id', async (c) => {
     const key = c.get('key');
     const saved = await c.get('deps').store.responses.find(key.accountId, key.environment, c.req.param('id'));

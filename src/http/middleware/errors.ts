@@ -1,51 +1,68 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from '../../core/deps.js';
+import type { Logger } from '../../core/logger.js';
 import { anthropicEnvelope, isAnthropicDoor } from '../../anthropic/error-envelope.js';
 import { GatewayError, shouldRetry } from '../../openai/errors.js';
 import { StoreError } from '../../store/errors.js';
 
 /** The request announced a body (a length or chunked framing). */
-function hasBody(c: Context<AppEnv>): boolean {
-  const length = c.req.header('content-length');
-  return c.req.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+export function announcesBody(contentLength: string | undefined, transferEncoding: string | undefined): boolean {
+  return transferEncoding !== undefined || (contentLength !== undefined && contentLength !== '0');
+}
+
+/** Where an error answer goes: the door decides its envelope, a body left unread its connection. */
+export interface ErrorSite {
+  path: string;
+  hasBody: boolean;
+  requestId: string | undefined;
+}
+
+/** An error's answer as plain values, for Hono (below) and the Node entry's direct path. */
+export function errorAnswer(e: GatewayError, site: ErrorSite): { status: number; headers: Record<string, string>; body: string } {
+  // The Anthropic door answers in Anthropic's envelope, also for what the middleware refused before it.
+  const body = JSON.stringify(isAnthropicDoor(site.path) ? anthropicEnvelope(e) : e.toEnvelope());
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...e.headers };
+  // On every error answer, so no openai SDK guesses (it would retry a 409 or 429 that cannot pass).
+  headers['x-should-retry'] = String(shouldRetry(e));
+  // Refused before its body was read (unauthenticated, too large, nowhere to go): close the connection
+  // rather than read a body nobody will use to keep it alive.
+  if ((e.status === 401 || e.status === 413 || e.code === 'unknown_endpoint') && site.hasBody) headers.connection = 'close';
+  if (site.requestId) headers['x-request-id'] = site.requestId;
+  return { status: e.status, headers, body };
 }
 
 export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
-  // The Anthropic door answers in Anthropic's envelope, also for what the middleware refused before it.
-  const res = c.json(isAnthropicDoor(c.req.path) ? anthropicEnvelope(e) : e.toEnvelope(), e.status as 400);
-  for (const [k, v] of Object.entries(e.headers)) res.headers.set(k, v);
-  // On every error answer, so no openai SDK guesses (it would retry a 409 or 429 that cannot pass).
-  res.headers.set('x-should-retry', String(shouldRetry(e)));
-  // Refused before its body was read (unauthenticated, too large, nowhere to go): close the connection
-  // rather than read a body nobody will use to keep it alive.
-  if ((e.status === 401 || e.status === 413 || e.code === 'unknown_endpoint') && hasBody(c)) res.headers.set('connection', 'close');
-  const id = c.get('requestId');
-  if (id) res.headers.set('x-request-id', id);
-  return res;
+  const answer = errorAnswer(e, {
+    path: c.req.path,
+    hasBody: announcesBody(c.req.header('content-length'), c.req.header('transfer-encoding')),
+    requestId: c.get('requestId'),
+  });
+  return c.body(answer.body, answer.status as 400, answer.headers);
 }
 
-/** Every error leaves in the door's envelope (OpenAI's, or Anthropic's on /v1/messages); anything unexpected is logged and answered 500 without details. */
-export const onError: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof GatewayError) return errorResponse(c, err);
+/**
+ * What any failure is answered as: a GatewayError as it is, an unreachable store as a 503, anything
+ * unexpected logged and answered 500 without details.
+ */
+export function asGatewayError(err: unknown, logger: Logger | undefined, requestId: string | undefined): GatewayError {
+  if (err instanceof GatewayError) return err;
   if (err instanceof StoreError && err.code === 'unavailable') {
-    c.get('deps')?.logger.warn('store unavailable', { requestId: c.get('requestId'), error: err.message });
-    return errorResponse(
-      c,
-      new GatewayError(503, 'server_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
-        'retry-after': '1',
-      }),
-    );
+    logger?.warn('store unavailable', { requestId, error: err.message });
+    return new GatewayError(503, 'server_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
+      'retry-after': '1',
+    });
   }
   if (err instanceof HTTPException && err.status < 500) {
-    return errorResponse(c, new GatewayError(err.status, 'invalid_request_error', 'invalid_request', err.message || 'Invalid request.'));
+    return new GatewayError(err.status, 'invalid_request_error', 'invalid_request', err.message || 'Invalid request.');
   }
-  c.get('deps')?.logger.error('unhandled error', {
-    requestId: c.get('requestId'),
-    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-  });
-  return errorResponse(c, new GatewayError(500, 'server_error', 'internal_error', 'The gateway failed to process the request. It has been logged.'));
-};
+  logger?.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  return new GatewayError(500, 'server_error', 'internal_error', 'The gateway failed to process the request. It has been logged.');
+}
+
+/** Every error leaves in the door's envelope (OpenAI's, or Anthropic's on /v1/messages). */
+export const onError: ErrorHandler<AppEnv> = (err, c) =>
+  errorResponse(c, asGatewayError(err, c.get('deps')?.logger as Logger | undefined, c.get('requestId') as string | undefined));
 
 export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
   errorResponse(

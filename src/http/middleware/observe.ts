@@ -5,7 +5,7 @@
  * secret, a header or a prompt.
  */
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type TextMapGetter } from '@opentelemetry/api';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../core/deps.js';
 import {
   ATTR_HTTP_REQUEST_METHOD,
@@ -25,6 +25,7 @@ import {
 import { doorOf } from '../../observability/door.js';
 import { RequestObservation } from '../../observability/request-observation.js';
 import { noTelemetry } from '../../observability/telemetry.js';
+import type { ApiKeyRecord } from '../../store/types.js';
 
 const headerGetter: TextMapGetter<Headers> = {
   keys: (carrier) => [...carrier.keys()],
@@ -51,21 +52,42 @@ export const observe: MiddlewareHandler<AppEnv> = async (c, next) => {
   } else {
     await next();
   }
-  const status = c.res.status;
-  if (obs.ended === null) {
-    finish(c, obs, status);
-    return;
-  }
-  // A stream is open until its completion's hold ended; a non-streaming completion has ended already.
-  const streaming = c.res.headers.get('content-type')?.startsWith('text/event-stream') === true;
-  if (streaming) telemetry.streamOpened();
-  void obs.ended.then(() => {
-    if (streaming) telemetry.streamClosed();
-    finish(c, obs, status);
+  observeEnd(obs, {
+    method: c.req.method,
+    status: c.res.status,
+    streaming: c.res.headers.get('content-type')?.startsWith('text/event-stream') === true,
+    key: c.get('key') as ApiKeyRecord | undefined,
   });
 };
 
-function finish(c: Context<AppEnv>, obs: RequestObservation, status: number): void {
+/** How a request was answered, for its metrics, span and access line. */
+export interface AnsweredRequest {
+  method: string;
+  status: number;
+  /** The answer is an SSE stream, open until the completion's hold ended. */
+  streaming: boolean;
+  /** The authenticated key, when there was one. */
+  key: ApiKeyRecord | undefined;
+}
+
+/**
+ * Ends a request's observation once it is answered: at once, or for a completion when its hold ended. Shared
+ * by this middleware and the Node entry's direct path (src/runtime/node/direct-doors.ts).
+ */
+export function observeEnd(obs: RequestObservation, answered: AnsweredRequest): void {
+  if (obs.ended === null) {
+    finish(obs, answered);
+    return;
+  }
+  // A stream is open until its completion's hold ended; a non-streaming completion has ended already.
+  if (answered.streaming) obs.telemetry.streamOpened();
+  void obs.ended.then(() => {
+    if (answered.streaming) obs.telemetry.streamClosed();
+    finish(obs, answered);
+  });
+}
+
+function finish(obs: RequestObservation, { method, status, key }: AnsweredRequest): void {
   const { telemetry, door } = obs;
   const seconds = (performance.now() - obs.startedAt) / 1000;
   const done = obs.completion;
@@ -79,7 +101,6 @@ function finish(c: Context<AppEnv>, obs: RequestObservation, status: number): vo
     upstreamSeconds: obs.upstreamMs / 1000,
   });
   if (status === 429) telemetry.rateLimited(door);
-  const key = c.get('key') as AppEnv['Variables']['key'] | undefined;
   if (obs.span !== null) {
     const span = obs.span;
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
@@ -102,7 +123,7 @@ function finish(c: Context<AppEnv>, obs: RequestObservation, status: number): vo
   }
   const line = {
     requestId: obs.requestId,
-    method: c.req.method,
+    method,
     door,
     status,
     latencyMs: Math.round(seconds * 1000),

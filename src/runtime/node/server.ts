@@ -3,14 +3,15 @@
  * configuration, serves the app and runs the hold reaper. Used by `svc-gateway serve` and by the tests,
  * which start it on an ephemeral port.
  */
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { CompletionRegistry } from '../../completions/registry.js';
 import { createApp, type Doors } from '../../core/app.js';
 import { limitsFromConfig } from '../../core/limits.js';
 import { buildEmbeddingRoutes } from '../../embeddings/embedding-routes.js';
-import { withWriteDeadline, type FetchCallback } from './write-deadline.js';
+import { directDoors } from './direct-doors.js';
+import { withWriteDeadline } from './write-deadline.js';
 import { DeadlineHeap } from '../../core/deadline-heap.js';
 import { useDeadlineScheduler } from '../../core/deadline-timers.js';
 import { AlignedClock } from '../../core/aligned-clock.js';
@@ -151,34 +152,33 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   };
   const host = opts.host ?? '127.0.0.1';
   const http = serverCfg.http;
-  const listen = (fetch: Parameters<typeof serve>[0]['fetch'], hostname: string, listenPort: number): Promise<Server> =>
+  const listen = (listener: RequestListener, hostname: string, listenPort: number): Promise<Server> =>
     new Promise<Server>((resolve, reject) => {
-      const s = serve(
+      const s = createServer(
         {
-          fetch,
-          port: listenPort,
-          hostname,
           // Slow clients (slowloris headers or bodies) are cut at these bounds; Node checks them on an interval,
           // set here to a fraction of the shortest so a bound is kept within a second or so.
-          serverOptions: {
-            headersTimeout: http.headers_timeout_ms,
-            requestTimeout: http.receive_timeout_ms,
-            keepAliveTimeout: http.keep_alive_timeout_ms,
-            connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(http.headers_timeout_ms / 4))),
-          },
+          headersTimeout: http.headers_timeout_ms,
+          requestTimeout: http.receive_timeout_ms,
+          keepAliveTimeout: http.keep_alive_timeout_ms,
+          connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(http.headers_timeout_ms / 4))),
         },
-        () => resolve(s as Server),
-      ) as Server;
+        listener,
+      );
       s.maxConnections = http.max_connections;
       s.once('error', reject);
+      s.listen(listenPort, hostname, () => resolve(s));
     });
   // With an admin listener of its own (on a private interface), the public one serves no /admin/v1 at all.
   const separateAdmin = opts.adminListener !== undefined && opts.adminToken ? opts.adminListener : null;
-  const bounded = (doors: Doors): FetchCallback => withWriteDeadline(createApp(deps, doors).fetch, serverCfg.write_timeout_ms);
+  const appListener = (doors: Doors, hostname: string): RequestListener =>
+    getRequestListener(withWriteDeadline(createApp(deps, doors).fetch, serverCfg.write_timeout_ms), { hostname });
+  // The public listener serves the completion doors' POSTs directly on node:http (./direct-doors.ts).
+  const publicListener = directDoors(deps, appListener(separateAdmin ? 'public' : 'all', host), serverCfg.write_timeout_ms);
   opened.push(() => limiter.close());
-  const server = await orUndo(listen(bounded(separateAdmin ? 'public' : 'all'), host, opts.port));
+  const server = await orUndo(listen(publicListener, host, opts.port));
   opened.push(() => new Promise((resolve) => server.close(resolve)));
-  const adminServer = separateAdmin ? await orUndo(listen(bounded('admin'), separateAdmin.host, separateAdmin.port)) : null;
+  const adminServer = separateAdmin ? await orUndo(listen(appListener('admin', separateAdmin.host), separateAdmin.host, separateAdmin.port)) : null;
   const port = (server.address() as AddressInfo).port;
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.

@@ -7,6 +7,7 @@
  * reader of a large answer gets all of it, and one that took nothing for `ms` is cut. Streams have a
  * deadline of their own (src/completions/streaming.ts).
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpBindings, serve } from '@hono/node-server';
 import { deadlineIn } from '../../core/deadline-timers.js';
@@ -20,37 +21,42 @@ export function withWriteDeadline(fetch: FetchCallback, ms: number): FetchCallba
     const outgoing = (env as Partial<HttpBindings> | undefined)?.outgoing;
     if (!(response instanceof Response) || outgoing === undefined) return response;
     if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) return response;
-    // Read at each check, not once: a pipelined response gets its socket only when its turn comes.
-    const socket = (): Socket | null => outgoing.socket;
-    // An answer is usually handed to the socket in one write, which drains only once all of it is sent: the
-    // client's reading shows as the bytes the kernel took (written to the socket less what libuv still
-    // queues) growing. A drain counts as progress too. The first window also sees the kernel's buffers fill,
-    // so a client that reads nothing is cut between `ms` and twice that.
-    let progressed = false;
-    let taken = bytesTaken(socket());
-    const onDrain = (): void => {
-      progressed = true;
-    };
-    const check = (): void => {
-      if (outgoing.writableFinished) return;
-      const now = bytesTaken(socket());
-      if (progressed || now > taken) {
-        progressed = false;
-        taken = now;
-        timer = deadlineIn(ms, check, { keepAlive: false });
-        return;
-      }
-      outgoing.destroy(new Error(`the client read nothing of the answer for ${ms} ms`));
-    };
-    let timer = deadlineIn(ms, check, { keepAlive: false });
-    outgoing.on('drain', onDrain);
-    const clear = (): void => {
-      timer.cancel();
-      outgoing.off('drain', onDrain);
-    };
-    outgoing.once('finish', clear).once('close', clear);
+    guardAnswerWrite(outgoing, ms);
     return response;
   };
+}
+
+/** The deadline above on one answer being written (the Node entry's direct path calls it itself). */
+export function guardAnswerWrite(outgoing: ServerResponse, ms: number): void {
+  // Read at each check, not once: a pipelined response gets its socket only when its turn comes.
+  const socket = (): Socket | null => outgoing.socket;
+  // An answer is usually handed to the socket in one write, which drains only once all of it is sent: the
+  // client's reading shows as the bytes the kernel took (written to the socket less what libuv still
+  // queues) growing. A drain counts as progress too. The first window also sees the kernel's buffers fill,
+  // so a client that reads nothing is cut between `ms` and twice that.
+  let progressed = false;
+  let taken = bytesTaken(socket());
+  const onDrain = (): void => {
+    progressed = true;
+  };
+  const check = (): void => {
+    if (outgoing.writableFinished) return;
+    const now = bytesTaken(socket());
+    if (progressed || now > taken) {
+      progressed = false;
+      taken = now;
+      timer = deadlineIn(ms, check, { keepAlive: false });
+      return;
+    }
+    outgoing.destroy(new Error(`the client read nothing of the answer for ${ms} ms`));
+  };
+  let timer = deadlineIn(ms, check, { keepAlive: false });
+  outgoing.on('drain', onDrain);
+  const clear = (): void => {
+    timer.cancel();
+    outgoing.off('drain', onDrain);
+  };
+  outgoing.once('finish', clear).once('close', clear);
 }
 
 /** Bytes of this connection the kernel has taken: dispatched to the socket, less what libuv still queues. */

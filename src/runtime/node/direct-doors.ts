@@ -1,0 +1,172 @@
+/**
+ * The Node entry's direct path: a POST to a completion door (chat completions, completions, Messages,
+ * Responses) is served from node:http's request and response, without the Hono app. The app's middlewares
+ * (request id, observation, authentication, body limit, error envelopes, write deadline) run here as plain
+ * calls of the same functions, and the pipeline (src/http/completion-door.ts) is the one every runtime
+ * runs. What a request costs in the app and not here: a Web Request, a Hono Context and its Response, an
+ * AbortController, a Web stream for a streamed answer, and a promise or two per middleware.
+ *
+ * Everything else goes to the app, and so do the requests whose handling the app owns: a browser's (an
+ * `Origin`, for CORS), a chunked body (counted while read), and any request while tracing is on (its spans
+ * and context propagation live in the app's middlewares). docs/performance.md, "Twelfth session".
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { ClientSignal } from '../../completions/completion.js';
+import type { AppDeps } from '../../core/deps.js';
+import { chatDoor } from '../../http/chat-completions.js';
+import { serveCompletion, type CompletionDoor } from '../../http/completion-door.js';
+import { legacyDoor } from '../../http/completions.js';
+import type { DoorRequest } from '../../http/door-exchange.js';
+import { messagesDoor } from '../../http/messages.js';
+import { authenticate } from '../../http/middleware/auth.js';
+import { announcesBody, asGatewayError, errorAnswer } from '../../http/middleware/errors.js';
+import { observeEnd } from '../../http/middleware/observe.js';
+import { requestIdOf } from '../../http/middleware/request-id.js';
+import { responsesDoor } from '../../http/responses.js';
+import { doorOf } from '../../observability/door.js';
+import { RequestObservation } from '../../observability/request-observation.js';
+import { noTelemetry } from '../../observability/telemetry.js';
+import { GatewayError, invalidRequest } from '../../openai/errors.js';
+import type { ApiKeyRecord } from '../../store/types.js';
+import { relayStream } from './stream-relay.js';
+import { guardAnswerWrite } from './write-deadline.js';
+
+type DoorOf = (exchange: DoorRequest) => CompletionDoor;
+
+const DOORS: ReadonlyMap<string, DoorOf> = new Map<string, DoorOf>([
+  ['/v1/chat/completions', () => chatDoor],
+  ['/v1/completions', () => legacyDoor],
+  ['/v1/messages', () => messagesDoor],
+  ['/v1/responses', responsesDoor],
+]);
+
+/** The door a request's target names, as the app routes it (a trailing slash allowed, the query ignored). */
+function doorAt(url: string): { path: string; door: DoorOf } | null {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const door = DOORS.get(path.endsWith('/') ? path.slice(0, -1) : path);
+  return door === undefined ? null : { path, door };
+}
+
+/**
+ * The listener: completion doors served directly, the rest by `app` (the Hono app's listener). Only for a
+ * listener that serves the public API; the operator's own listener is the app alone.
+ */
+export function directDoors(deps: AppDeps, app: RequestListener, writeTimeoutMs: number): RequestListener {
+  const tracingOn = (deps.telemetry?.tracing ?? null) !== null;
+  return (incoming, outgoing) => {
+    const at = incoming.method === 'POST' && !tracingOn ? doorAt(incoming.url ?? '') : null;
+    if (at === null || incoming.headers.origin !== undefined || incoming.headers['transfer-encoding'] !== undefined) {
+      app(incoming, outgoing);
+      return;
+    }
+    serveDirect(deps, incoming, outgoing, at.path, at.door, writeTimeoutMs).catch((e: unknown) => {
+      // Only a bug gets here (every failure of the request is answered inside): logged, the connection cut.
+      deps.logger.error('unhandled error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+      outgoing.destroy();
+    });
+  };
+}
+
+/** The client's going away, as a completion listens for it: one object, no AbortController. */
+class ConnectionClosed implements ClientSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: (() => void)[] = [];
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  abort(reason: string): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+}
+
+async function serveDirect(
+  deps: AppDeps,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  path: string,
+  doorOfExchange: DoorOf,
+  writeTimeoutMs: number,
+): Promise<void> {
+  const header = (name: string): string | undefined => {
+    const value = incoming.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  const requestId = requestIdOf(header('x-request-id'));
+  const observation = new RequestObservation(deps.telemetry ?? noTelemetry, deps.logger, doorOf(path), requestId);
+  const closed = new ConnectionClosed();
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished) closed.abort(incoming.errored ? incoming.errored.toString() : 'Client connection prematurely closed.');
+  });
+  let key: ApiKeyRecord | undefined;
+  let status: number;
+  let streaming = false;
+  try {
+    key = await authenticate(deps, header('authorization'), header('x-api-key'));
+    const length = header('content-length');
+    // Without a length (and not chunked, which the app serves) there is no body; a length the parser took
+    // is a number, and anything else is refused as too large rather than trusted.
+    const size = length === undefined ? 0 : Number(length);
+    if (!Number.isSafeInteger(size) || size > deps.limits.maxBodyBytes) {
+      throw new GatewayError(413, 'invalid_request_error', 'request_too_large', `The request body exceeds ${deps.limits.maxBodyBytes} bytes.`);
+    }
+    let body: Promise<string> | null = null;
+    const exchange: DoorRequest = {
+      deps,
+      key,
+      requestId,
+      observation,
+      header,
+      text: () => (body ??= readBody(incoming)),
+      clientSignal: closed,
+      abandonConnection: (error) => outgoing.destroy(error),
+    };
+    const answer = await serveCompletion(exchange, doorOfExchange(exchange));
+    if (answer.kind === 'stream') {
+      status = 200;
+      streaming = true;
+      relayStream(outgoing, status, answer.headers, answer.stream);
+    } else {
+      status = answer.status;
+      writeAnswer(outgoing, status, answer.headers, answer.body, writeTimeoutMs);
+    }
+  } catch (err) {
+    const e = asGatewayError(err, deps.logger, requestId);
+    const answer = errorAnswer(e, { path, hasBody: announcesBody(header('content-length'), header('transfer-encoding')), requestId });
+    status = answer.status;
+    writeAnswer(outgoing, status, answer.headers, answer.body, writeTimeoutMs);
+  }
+  observeEnd(observation, { method: 'POST', status, streaming, key });
+}
+
+function writeAnswer(outgoing: ServerResponse, status: number, headers: Record<string, string>, body: string, writeTimeoutMs: number): void {
+  // The client may have gone while the answer was prepared: nothing to write to.
+  if (outgoing.destroyed) return;
+  outgoing.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  outgoing.end(body);
+  guardAnswerWrite(outgoing, writeTimeoutMs);
+}
+
+/** The body's text, read once. UTF-8 as a Web Request's `text()` reads it: invalid bytes replaced, a BOM dropped. */
+function readBody(incoming: IncomingMessage): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.once('end', () => {
+      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    });
+    // The client went away before its body was whole: nobody is left to read the answer.
+    const cut = (): void => reject(invalidRequest('The request body ended before its declared length.', null, 'incomplete_body'));
+    incoming.once('error', cut);
+    incoming.once('close', () => {
+      if (!incoming.complete) cut();
+    });
+  });
+}
