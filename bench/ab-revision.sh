@@ -5,6 +5,7 @@
 # harness stays the same across revisions), and runs one overhead point:
 #
 #   bench/ab-revision.sh REV [HARNESS_REV]        e.g. bench/ab-revision.sh 5906d7d; bench/ab-revision.sh HEAD
+#   SVC_AB_MODES=nonstream,stream bench/ab-revision.sh REV     (default: nonstream)
 #
 # Run the revisions back to back on a quiet machine: between days, and while anything else runs, this
 # machine's figures move by more than the differences looked for.
@@ -22,5 +23,5 @@ git -C "$ROOT" archive "$HARNESS_REV" bench | tar -x -C "$WORK/tree"
 (cd "$WORK/tree" && ./node_modules/.bin/tsc -p tsconfig.build.json)
 # The scratch tree has no ../shared beside it: the limit gateway is the one beside this checkout.
 export SVC_BENCH_LIMIT_GATEWAY="${SVC_BENCH_LIMIT_GATEWAY:-$ROOT/../shared/bench/limit-gateway.mjs}"
-(cd "$WORK/tree" && node bench/overhead.mjs --seconds 6 --warmup 2 --stores sqlite --connections 32 --modes nonstream \
-  --out "$WORK/result.json" | grep -E "^ +gateway-sqlite +nonstream@32" | sed "s/^/$REV /")
+(cd "$WORK/tree" && node bench/overhead.mjs --seconds 6 --warmup 2 --stores sqlite --connections 32 --modes "${SVC_AB_MODES:-nonstream}" \
+  --out "$WORK/result.json" | grep -E "^ +gateway-sqlite +(nonstream|stream)@32" | sed "s/^/$REV /")

@@ -228,14 +228,17 @@ export async function prepareDatabase(kind, { upstreamPort, model, accounts = 1 
   };
 }
 
-/** `svc-gateway serve` on a free port, pinned to the core under test; nodeArgs go before the script. */
-export function startGatewayProcess(plan, db, nodeArgs = []) {
+/**
+ * `svc-gateway serve` on a free port, pinned to the core under test; nodeArgs go before the script; `cli`:
+ * another build's bin/svc-gateway.js (bench/interleaved.mjs --other).
+ */
+export function startGatewayProcess(plan, db, nodeArgs = [], cli = CLI) {
   return startProcess({
     name: `gateway (${db.kind})`,
     plan,
     core: plan.underTest ?? null,
     command: process.execPath,
-    args: [...nodeArgs, CLI, 'serve', '--port', '0'],
+    args: [...nodeArgs, cli, 'serve', '--port', '0'],
     env: db.env,
     readyPort: (line) => {
       const m = /listening on http:\/\/[^:]+:(\d+)\//.exec(line);
