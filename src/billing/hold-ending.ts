@@ -14,39 +14,39 @@ export interface HoldEndingDeps {
   holdLeaseMs: number;
 }
 
-export async function endUntilLedgerAnswers(
+export function endUntilLedgerAnswers(
   deps: HoldEndingDeps,
   meter: Meter,
   requestId: string,
   end: () => Promise<MeterOutcome>,
 ): Promise<MeterOutcome | null> {
-  try {
-    return await end();
-  } catch (e) {
+  // A `catch` on the ending, not an async function around an await: this is on every request's path.
+  return end().catch((e: unknown) => {
     if (!(e instanceof StoreError && e.code === 'unavailable')) throw e;
-  }
+    deps.registry.track(retryInBackground(deps, meter, requestId, end));
+    return null;
+  });
+}
+
+async function retryInBackground(deps: HoldEndingDeps, meter: Meter, requestId: string, end: () => Promise<MeterOutcome>): Promise<void> {
   const holdId = meter.holdId;
   deps.logger.warn('ledger unreachable at the end of a completion; retrying in the background', { requestId, holdId });
   const giveUpAt = performance.now() + (deps.holdLeaseMs * 2) / 3;
-  const retries = (async () => {
-    // Short waits: the hold's lease keeps running while the database is away, so the ending must land soon
-    // after it is back.
-    for (let delay = 500; performance.now() < giveUpAt; delay = Math.min(delay * 2, 5_000)) {
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      try {
-        await meter.renew().catch(() => false);
-        await end();
-        deps.logger.info('hold ended after the ledger came back', { requestId, holdId });
+  // Short waits: the hold's lease keeps running while the database is away, so the ending must land soon
+  // after it is back.
+  for (let delay = 500; performance.now() < giveUpAt; delay = Math.min(delay * 2, 5_000)) {
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    try {
+      await meter.renew().catch(() => false);
+      await end();
+      deps.logger.info('hold ended after the ledger came back', { requestId, holdId });
+      return;
+    } catch (e) {
+      if (!(e instanceof StoreError && e.code === 'unavailable')) {
+        deps.logger.error('hold could not be ended', { requestId, holdId, error: String(e) });
         return;
-      } catch (e) {
-        if (!(e instanceof StoreError && e.code === 'unavailable')) {
-          deps.logger.error('hold could not be ended', { requestId, holdId, error: String(e) });
-          return;
-        }
       }
     }
-    deps.logger.error('ledger unreachable for the whole lease: the reaper will void the hold', { requestId, holdId });
-  })();
-  deps.registry.track(retries);
-  return null;
+  }
+  deps.logger.error('ledger unreachable for the whole lease: the reaper will void the hold', { requestId, holdId });
 }

@@ -55,19 +55,33 @@ export interface HoldRequest {
  * getting answers, a call queued behind them (a burst of thousands of requests on a small pool) is slow, not
  * unanswered, and waits on, up to HARD_BOUND_FACTOR times the bound.
  */
-export async function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
+export function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
   const budget = delaysMs.reduce((a, b) => a + b, 0) + RIDE_OUT_SLACK_MS;
   const giveUpAt = performance.now() + budget;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await withinDeadline(call(), giveUpAt - performance.now(), budget * HARD_BOUND_FACTOR);
-    } catch (e) {
-      const delay = delaysMs[attempt];
-      if (!(e instanceof StoreError && e.code === 'unavailable') || delay === undefined) throw e;
-      if (performance.now() + delay >= giveUpAt) throw e;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+  // One promise and the call's own `then` per call, not an async loop around a promise-returning deadline:
+  // three ledger calls are on every request's path, and each async layer is a promise and a microtask more.
+  return new Promise<T>((resolve, reject) => {
+    let attempt = 0;
+    const failed = (e: unknown): void => {
+      const delay = delaysMs[attempt++];
+      if (!(e instanceof StoreError && e.code === 'unavailable') || delay === undefined || performance.now() + delay >= giveUpAt) {
+        reject(e);
+        return;
+      }
+      setTimeout(run, delay);
+    };
+    const run = (): void => {
+      let pending: Promise<T>;
+      try {
+        pending = call();
+      } catch (e) {
+        failed(e);
+        return;
+      }
+      ledgerSilence.watch(pending, giveUpAt - performance.now(), budget * HARD_BOUND_FACTOR, unanswered, provesPresence, resolve, failed);
+    };
+    run();
+  });
 }
 
 const RIDE_OUT_SLACK_MS = 500;
@@ -84,15 +98,8 @@ const HARD_BOUND_FACTOR = 16;
  */
 const ledgerSilence = new SilenceWatch();
 
-function withinDeadline<T>(pending: Promise<T>, ms: number, hardMs: number): Promise<T> {
-  return ledgerSilence.within(
-    pending,
-    ms,
-    hardMs,
-    (waited) => new StoreError('unavailable', `the ledger did not answer within ${Math.round(waited)} ms`),
-    (e) => !(e instanceof StoreError && e.code === 'unavailable'),
-  );
-}
+const unanswered = (waited: number): StoreError => new StoreError('unavailable', `the ledger did not answer within ${Math.round(waited)} ms`);
+const provesPresence = (e: unknown): boolean => !(e instanceof StoreError && e.code === 'unavailable');
 
 export class Meter {
   private constructor(
@@ -164,10 +171,11 @@ export class Meter {
     return this.ledger.renewHold(this.request.holdId, this.request.leaseMs);
   }
 
-  async settle(amount: number, usage: UsageRecord): Promise<MeterOutcome> {
-    const r = await withLedgerRetries(() => this.ledger.settle({ holdId: this.request.holdId, amount, usage }), this.retryDelaysMs);
-    if (r.status === 'settled' || r.status === 'already_final') return { charged: r.charged, balanceRemaining: availableOf(r.balance) };
-    throw new Error(`settle of unknown hold ${this.request.holdId}`);
+  settle(amount: number, usage: UsageRecord): Promise<MeterOutcome> {
+    return withLedgerRetries(() => this.ledger.settle({ holdId: this.request.holdId, amount, usage }), this.retryDelaysMs).then((r) => {
+      if (r.status === 'settled' || r.status === 'already_final') return { charged: r.charged, balanceRemaining: availableOf(r.balance) };
+      throw new Error(`settle of unknown hold ${this.request.holdId}`);
+    });
   }
 
   async void(): Promise<MeterOutcome> {

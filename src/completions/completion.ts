@@ -195,9 +195,16 @@ export class Completion {
   /** Ends the hold exactly once; every later call returns the first settlement. */
   end(ending: Ending): Promise<Settlement> {
     // In the settlement's span: the hold's outcome is counted and kept for the access line.
-    this.ending ??= (this.spec.observation?.settle(this.meter.holdId, this.failover.attempts, () => this.settle(ending)) ?? this.settle(ending)).finally(() => {
-      this.deps.registry.delete(this);
-    });
+    this.ending ??= (this.spec.observation?.settle(this.meter.holdId, this.failover.attempts, () => this.settle(ending)) ?? this.settle(ending)).then(
+      (settlement) => {
+        this.deps.registry.delete(this);
+        return settlement;
+      },
+      (e: unknown) => {
+        this.deps.registry.delete(this);
+        throw e;
+      },
+    );
     return this.ending;
   }
 

@@ -19,32 +19,52 @@ export class SilenceWatch {
    * waited at least that long, or once it waited `hardMs` whatever the others do.
    */
   within<T>(pending: Promise<T>, ms: number, hardMs: number, timeout: (waitedMs: number) => Error, provesPresence: (e: unknown) => boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.watch(pending, ms, hardMs, timeout, provesPresence, resolve, reject));
+  }
+
+  /**
+   * `within` for a caller that has its own promise to settle (src/billing/meter.ts): the outcome goes to
+   * `onValue` or `onError`, exactly one of them once, and no promise is made here but `pending`'s `then`.
+   */
+  watch<T>(
+    pending: Promise<T>,
+    ms: number,
+    hardMs: number,
+    timeout: (waitedMs: number) => Error,
+    provesPresence: (e: unknown) => boolean,
+    onValue: (value: T) => void,
+    onError: (e: unknown) => void,
+  ): void {
     const started = performance.now();
-    return new Promise<T>((resolve, reject) => {
-      let timer: Deadline | undefined;
-      const check = (): void => {
-        const now = performance.now();
-        const silentFor = now - this.lastAnswerAt;
-        if (silentFor >= ms || now - started >= hardMs) {
-          reject(timeout(now - started));
-          return;
-        }
-        timer = deadlineIn(Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))), check);
-      };
-      timer = deadlineIn(Math.max(ms, 0), check);
-      // A call given up on still says, when it answers, that the dependency is there.
-      pending.then(
-        (value) => {
-          timer?.cancel();
-          this.answered();
-          resolve(value);
-        },
-        (e: unknown) => {
-          timer?.cancel();
-          if (provesPresence(e)) this.answered();
-          reject(e);
-        },
-      );
-    });
+    let settled = false;
+    let timer: Deadline | undefined;
+    const check = (): void => {
+      const now = performance.now();
+      const silentFor = now - this.lastAnswerAt;
+      if (silentFor >= ms || now - started >= hardMs) {
+        settled = true;
+        onError(timeout(now - started));
+        return;
+      }
+      timer = deadlineIn(Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))), check);
+    };
+    timer = deadlineIn(Math.max(ms, 0), check);
+    // A call given up on still says, when it answers, that the dependency is there.
+    pending.then(
+      (value) => {
+        timer?.cancel();
+        this.answered();
+        if (settled) return;
+        settled = true;
+        onValue(value);
+      },
+      (e: unknown) => {
+        timer?.cancel();
+        if (provesPresence(e)) this.answered();
+        if (settled) return;
+        settled = true;
+        onError(e);
+      },
+    );
   }
 }

@@ -192,7 +192,7 @@ export async function serveCompletion(exchange: DoorRequest, door: CompletionDoo
   if (door.keep) await door.keep(rendered);
   const json = JSON.stringify(rendered);
   // The answer is paid for: a failure to keep it for replay must not take it from the client.
-  await record({ status: 200, contentType: 'application/json', body: json });
+  if (idempotent !== null) await record({ status: 200, contentType: 'application/json', body: json });
   return {
     kind: 'body',
     status: 200,

@@ -64,58 +64,62 @@ export class RequestObservation {
   ) {}
 
   /** The credit hold's reservation, in its span; a refusal (402, 401) is counted by its reason. */
-  async reserve<T>(alias: string, run: () => Promise<T>): Promise<T> {
+  reserve<T>(alias: string, run: () => Promise<T>): Promise<T> {
     this.alias = alias;
     const span = this.startSpan('svc.reserve');
-    try {
-      return await run();
-    } catch (e) {
+    const refused = (e: unknown): never => {
       if (e instanceof GatewayError && e.status < 500) this.telemetry.holdRefused(e.code);
       span?.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
-      throw e;
-    } finally {
       span?.end();
-    }
+      throw e;
+    };
+    // `then` on the call, not an async function around an await: this is on every request's path.
+    return started(run).then((value) => {
+      span?.end();
+      return value;
+    }, refused);
   }
 
   /**
    * The hold's ending (settle or void), in its span: counted, and remembered for the access line. A failure
    * here comes after the answer may have been delivered, so it is logged with the hold id.
    */
-  async settle(holdId: string, attempts: readonly { continuation?: boolean }[], run: () => Promise<Settlement>): Promise<Settlement> {
+  settle(holdId: string, attempts: readonly { continuation?: boolean }[], run: () => Promise<Settlement>): Promise<Settlement> {
     const span = this.startSpan('svc.settle');
-    try {
-      const s = await run();
-      const provider = s.target?.adapter.name ?? 'none';
-      const model = s.target?.model ?? 'none';
-      const settled = s.charge.kind === 'settle';
-      const credits = s.outcome?.charged ?? (s.charge.kind === 'settle' ? s.charge.credits : 0);
-      let continuations = 0;
-      for (const a of attempts) if (a.continuation === true) continuations++;
-      const facts: CompletionFacts = {
-        alias: this.alias,
-        provider,
-        model,
-        promptTokens: s.promptTokens,
-        completionTokens: s.completionTokens,
-        credits,
-        attempts: attempts.length,
-        ending: s.ending,
-        holdId,
-        settlementPending: s.outcome === null,
-      };
-      this.countHold(facts, { voided: !settled, shortfallCredits: s.charge.kind === 'settle' ? s.charge.shortfallCredits : 0, continuations });
-      span?.setAttribute(SVC_HOLD_OUTCOME, settled ? 'settled' : 'voided');
-      this.completionEnded(facts);
-      return s;
-    } catch (e) {
-      this.logger.warn('hold ending failed after the completion', { requestId: this.requestId, holdId, error: String(e) });
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
-      this.completionEnded(null);
-      throw e;
-    } finally {
-      span?.end();
-    }
+    return started(run).then(
+      (s) => {
+        const provider = s.target?.adapter.name ?? 'none';
+        const model = s.target?.model ?? 'none';
+        const settled = s.charge.kind === 'settle';
+        const credits = s.outcome?.charged ?? (s.charge.kind === 'settle' ? s.charge.credits : 0);
+        let continuations = 0;
+        for (const a of attempts) if (a.continuation === true) continuations++;
+        const facts: CompletionFacts = {
+          alias: this.alias,
+          provider,
+          model,
+          promptTokens: s.promptTokens,
+          completionTokens: s.completionTokens,
+          credits,
+          attempts: attempts.length,
+          ending: s.ending,
+          holdId,
+          settlementPending: s.outcome === null,
+        };
+        this.countHold(facts, { voided: !settled, shortfallCredits: s.charge.kind === 'settle' ? s.charge.shortfallCredits : 0, continuations });
+        span?.setAttribute(SVC_HOLD_OUTCOME, settled ? 'settled' : 'voided');
+        this.completionEnded(facts);
+        span?.end();
+        return s;
+      },
+      (e: unknown) => {
+        this.logger.warn('hold ending failed after the completion', { requestId: this.requestId, holdId, error: String(e) });
+        span?.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
+        this.completionEnded(null);
+        span?.end();
+        throw e;
+      },
+    );
   }
 
   /**
@@ -290,5 +294,14 @@ export class RequestObservation {
         };
       },
     };
+  }
+}
+
+/** `run()`'s promise, with a synchronous throw as its rejection. */
+function started<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (e) {
+    return Promise.reject(e);
   }
 }

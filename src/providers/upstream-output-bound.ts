@@ -67,22 +67,24 @@ export function boundedEvents(events: EventBatches, maxTokens: number): AsyncIte
     [Symbol.asyncIterator]() {
       return this;
     },
-    async next() {
+    // A `then` on the inner read, not an async function around an await: this runs once per network read.
+    next(): Promise<IteratorResult<readonly StreamEvent[]>> {
       if (overrun !== null) return end();
-      const result = await inner.next();
-      if (result.done === true) return result;
-      const batch = result.value;
-      for (let i = 0; i < batch.length; i++) {
-        const ev = batch[i] as StreamEvent;
-        if (ev.type !== 'delta') continue;
-        produced += deltaTokens(ev.delta);
-        if (produced > allowance) {
-          overrun = outputOverrun(maxTokens, produced);
-          if (i === 0) return end();
-          return { done: false, value: batch.slice(0, i) };
+      return inner.next().then((result) => {
+        if (result.done === true) return result;
+        const batch = result.value;
+        for (let i = 0; i < batch.length; i++) {
+          const ev = batch[i] as StreamEvent;
+          if (ev.type !== 'delta') continue;
+          produced += deltaTokens(ev.delta);
+          if (produced > allowance) {
+            overrun = outputOverrun(maxTokens, produced);
+            if (i === 0) return end();
+            return { done: false, value: batch.slice(0, i) };
+          }
         }
-      }
-      return result;
+        return result;
+      });
     },
     async return() {
       await inner.return?.();
@@ -103,8 +105,8 @@ export function boundOutput(adapter: ProviderAdapter): ProviderAdapter {
       if (estimated > outputAllowance(call.request.max_tokens)) throw outputOverrun(call.request.max_tokens, estimated);
       return answer;
     },
-    async stream(call: UpstreamCall) {
-      return boundedEvents(await adapter.stream(call), call.request.max_tokens);
+    stream(call: UpstreamCall) {
+      return adapter.stream(call).then((events) => boundedEvents(events, call.request.max_tokens));
     },
   };
 }
