@@ -71,14 +71,12 @@ export function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly 
       setTimeout(run, delay);
     };
     const run = (): void => {
-      let pending: Promise<T>;
+      // A retry runs from a timer: a throw here would be uncaught, so anything thrown is a failed attempt.
       try {
-        pending = call();
+        ledgerSilence.watch(call(), giveUpAt - performance.now(), budget * HARD_BOUND_FACTOR, unanswered, provesPresence, resolve, failed);
       } catch (e) {
         failed(e);
-        return;
       }
-      ledgerSilence.watch(pending, giveUpAt - performance.now(), budget * HARD_BOUND_FACTOR, unanswered, provesPresence, resolve, failed);
     };
     run();
   });

@@ -48,8 +48,8 @@ export class SilenceWatch {
       }
       timer = deadlineIn(Math.max(1, Math.min(ms - silentFor, hardMs - (now - started))), check);
     };
-    timer = deadlineIn(Math.max(ms, 0), check);
-    // A call given up on still says, when it answers, that the dependency is there.
+    // A call given up on still says, when it answers, that the dependency is there. Registered before the
+    // timer is armed: a `pending` that is no promise throws here, with nothing armed to fire later.
     pending.then(
       (value) => {
         timer?.cancel();
@@ -66,5 +66,6 @@ export class SilenceWatch {
         onError(e);
       },
     );
+    timer = deadlineIn(Math.max(ms, 0), check);
   }
 }

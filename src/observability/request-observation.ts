@@ -86,8 +86,16 @@ export class RequestObservation {
    */
   settle(holdId: string, attempts: readonly { continuation?: boolean }[], run: () => Promise<Settlement>): Promise<Settlement> {
     const span = this.startSpan('svc.settle');
-    return started(run).then(
-      (s) => {
+    const failed = (e: unknown): never => {
+      this.logger.warn('hold ending failed after the completion', { requestId: this.requestId, holdId, error: String(e) });
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
+      this.completionEnded(null);
+      span?.end();
+      throw e;
+    };
+    return started(run).then((s) => {
+      // A throw while counting (a bug) still ends the request's observation, as the failure path does.
+      try {
         const provider = s.target?.adapter.name ?? 'none';
         const model = s.target?.model ?? 'none';
         const settled = s.charge.kind === 'settle';
@@ -111,15 +119,10 @@ export class RequestObservation {
         this.completionEnded(facts);
         span?.end();
         return s;
-      },
-      (e: unknown) => {
-        this.logger.warn('hold ending failed after the completion', { requestId: this.requestId, holdId, error: String(e) });
-        span?.setStatus({ code: SpanStatusCode.ERROR, message: String(e) });
-        this.completionEnded(null);
-        span?.end();
-        throw e;
-      },
-    );
+      } catch (e) {
+        return failed(e);
+      }
+    }, failed);
   }
 
   /**

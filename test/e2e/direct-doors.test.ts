@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, parseConfig } from '../../src/config/schema.js';
+import type { Logger } from '../../src/core/logger.js';
 import { pacedSandboxConfig, sseData, startTestGateway, type Seeded, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -54,7 +55,7 @@ function comparable(res: Response): Record<string, string> {
 /** A body with its per-request values (ids, times, balances) masked. */
 function masked(text: string): unknown {
   return JSON.parse(text, (k, v: unknown) =>
-    ['id', 'created', 'latency_ms', 'balance_remaining', 'system_fingerprint'].includes(k) && v !== null ? `<${k}>` : v,
+    ['id', 'created', 'created_at', 'latency_ms', 'balance_remaining', 'system_fingerprint'].includes(k) && v !== null ? `<${k}>` : v,
   );
 }
 
@@ -177,5 +178,116 @@ describe('the direct path and the app answer alike', () => {
     expect(await gw.store.ledger.balance(seeded.accountId, 'live')).toEqual(before);
     const res = await send('direct', `${gw.url}/chat/completions`, { headers: { authorization: `Bearer ${seeded.secret}` }, body: chatBody() });
     expect(res.status).toBe(200);
+  });
+
+  it("two Authorization headers: a malformed one (401) on either path, not the first one's key", async () => {
+    const { port } = new URL(gw.url);
+    for (const path of PATHS) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: Number(port),
+            method: 'POST',
+            path: '/v1/chat/completions',
+            // As a flat list, so the header goes out twice (and Node adds no Host to such a list).
+            headers: [
+              'host',
+              `127.0.0.1:${port}`,
+              'authorization',
+              `Bearer ${seeded.secret}`,
+              'authorization',
+              'Bearer svc_live_someone_elses',
+              'content-type',
+              'application/json',
+              'content-length',
+              String(Buffer.byteLength(chatBody())),
+              ...(path === 'app' ? ['origin', ORIGIN] : []),
+            ],
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(chatBody());
+      });
+      expect(status, path).toBe(401);
+    }
+  });
+
+  it('a client that leaves while its hold is reserved: the hold ends, and the gateway serves on', async () => {
+    const ledger = gw.store.ledger;
+    const reserve = ledger.reserve.bind(ledger);
+    // A database round trip long enough for the client to leave during it.
+    ledger.reserve = (input) => new Promise((r) => setTimeout(r, 150)).then(() => reserve(input));
+    try {
+      for (const path of PATHS) {
+        const abort = new AbortController();
+        const res = fetch(`${gw.url}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${seeded.secret}`, 'content-type': 'application/json', ...(path === 'app' ? { origin: ORIGIN } : {}) },
+          body: chatBody({ stream: true }),
+          signal: abort.signal,
+        }).catch(() => null);
+        setTimeout(() => abort.abort(), 50);
+        await res;
+        const until = Date.now() + 3000;
+        await new Promise((r) => setTimeout(r, 200));
+        while ((await ledger.countPendingHolds(seeded.accountId)) > 0) {
+          if (Date.now() > until) throw new Error(`${path}: a hold was left pending`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    } finally {
+      ledger.reserve = reserve;
+    }
+    const res = await send('direct', `${gw.url}/chat/completions`, { headers: { authorization: `Bearer ${seeded.secret}` }, body: chatBody({ stream: true }) });
+    expect(res.status).toBe(200);
+    expect(sseData(await res.text()).at(-1)).toBe('[DONE]');
+  });
+
+  it('a client that leaves while its key is read: the request is still logged, on either path', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logged: Logger = { debug() {}, warn() {}, error() {}, info: (msg, fields) => void (msg === 'request' && lines.push(fields ?? {})) };
+    const own = await startTestGateway({ logger: logged });
+    try {
+      const mine = await own.seed({ purchased: 10_000 });
+      const keys = own.store.keys;
+      const findKey = keys.findKey.bind(keys);
+      keys.findKey = (id) => new Promise((r) => setTimeout(r, 150)).then(() => findKey(id));
+      const { port } = new URL(own.url);
+      for (const path of PATHS) {
+        await new Promise<void>((resolve) => {
+          const body = chatBody();
+          const req = httpRequest({
+            host: '127.0.0.1',
+            port: Number(port),
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: {
+              authorization: `Bearer ${mine.secret}`,
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(body)),
+              'x-request-id': `left-${path}`,
+              ...(path === 'app' ? { origin: ORIGIN } : {}),
+            },
+          });
+          req.on('error', () => undefined);
+          req.end(body);
+          setTimeout(() => {
+            req.destroy();
+            resolve();
+          }, 50);
+        });
+      }
+      const until = Date.now() + 3000;
+      while (lines.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(lines.map((l) => l.requestId).sort()).toEqual(['left-app', 'left-direct']);
+      expect(await own.store.ledger.countPendingHolds(mine.accountId)).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 });

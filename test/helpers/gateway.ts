@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { newId } from '../../src/core/ids.js';
 import { DEFAULT_CONFIG, parseConfig, type GatewayConfig } from '../../src/config/schema.js';
 import { createApiKey } from '../../src/keys/key-service.js';
@@ -77,6 +77,8 @@ export async function startTestGateway(
     adminListener?: { host: string; port: number };
     /** Another database than the default fresh SQLite file (a PostgreSQL URL with `?schema=`). */
     databaseUrl?: string;
+    /** Where the gateway's log lines go (default: nowhere). */
+    logger?: Logger;
   } = {},
 ): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-gw-'));
@@ -85,7 +87,7 @@ export async function startTestGateway(
     secrets: {},
     databaseUrl: opts.databaseUrl ?? `sqlite:${join(dir, 'gateway.db')}`,
     port: 0,
-    logger: silentLogger,
+    logger: opts.logger ?? silentLogger,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.adminToken ? { adminToken: opts.adminToken } : {}),
     ...(opts.adminListener ? { adminListener: opts.adminListener } : {}),

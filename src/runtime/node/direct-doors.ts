@@ -107,6 +107,7 @@ async function serveDirect(
   let key: ApiKeyRecord | undefined;
   let status: number;
   let streaming = false;
+  let bodyRead = false;
   try {
     key = await authenticate(deps, header('authorization'), header('x-api-key'));
     const length = header('content-length');
@@ -123,7 +124,10 @@ async function serveDirect(
       requestId,
       observation,
       header,
-      text: () => (body ??= readBody(incoming)),
+      text: () => {
+        bodyRead = true;
+        return (body ??= readBody(incoming));
+      },
       clientSignal: closed,
       abandonConnection: (error) => outgoing.destroy(error),
     };
@@ -138,7 +142,11 @@ async function serveDirect(
     }
   } catch (err) {
     const e = asGatewayError(err, deps.logger, requestId);
-    const answer = errorAnswer(e, { path, hasBody: announcesBody(header('content-length'), header('transfer-encoding')), requestId });
+    const hasBody = announcesBody(header('content-length'), header('transfer-encoding'));
+    const answer = errorAnswer(e, { path, hasBody, requestId });
+    // Refused before its body was read (the store unreachable while authenticating, say): the connection
+    // closes rather than read a body nobody will use, as it does for a 401 or a 413.
+    if (hasBody && !bodyRead) answer.headers.connection = 'close';
     status = answer.status;
     writeAnswer(outgoing, status, answer.headers, answer.body, writeTimeoutMs);
   }
@@ -164,6 +172,11 @@ function readBody(incoming: IncomingMessage): Promise<string> {
     });
     // The client went away before its body was whole: nobody is left to read the answer.
     const cut = (): void => reject(invalidRequest('The request body ended before its declared length.', null, 'incomplete_body'));
+    // Gone already (while the key was read): its 'close' was emitted before anyone listened.
+    if (incoming.destroyed) {
+      cut();
+      return;
+    }
     incoming.once('error', cut);
     incoming.once('close', () => {
       if (!incoming.complete) cut();

@@ -162,6 +162,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
           requestTimeout: http.receive_timeout_ms,
           keepAliveTimeout: http.keep_alive_timeout_ms,
           connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(http.headers_timeout_ms / 4))),
+          // A header sent twice reads as both values joined, as a Web Request's Headers give it to the app: two
+          // Authorization headers are a malformed one (401) on either path, not the first one's key.
+          joinDuplicateHeaders: true,
         },
         listener,
       );

@@ -10,11 +10,12 @@ import type { ByteSink, ByteSource } from '../../streaming/byte-source.js';
 export function relayStream(outgoing: ServerResponse, status: number, headers: Record<string, string>, source: ByteSource): void {
   /** The sink was closed or errored, or the client went away: nothing more is written or pulled. */
   let ended = false;
-  let wrote = false;
+  /** Chunks written so far. */
+  let writes = 0;
   const sink: ByteSink = {
     enqueue(bytes) {
       if (ended) return;
-      wrote = true;
+      writes++;
       outgoing.write(bytes);
     },
     close() {
@@ -34,19 +35,35 @@ export function relayStream(outgoing: ServerResponse, status: number, headers: R
     wake = null;
     w?.();
   };
+  // The client left before the stream began (a response destroyed while the hold was reserved): its
+  // 'close' has been emitted already, so nothing below would hear of it.
+  if (outgoing.destroyed) {
+    cancel(source);
+    return;
+  }
   outgoing.on('drain', resume);
   outgoing.once('close', () => {
     outgoing.off('drain', resume);
     if (!ended) {
       ended = true;
-      void source.cancel();
+      cancel(source);
     }
     resume();
   });
-  outgoing.writeHead(status, headers);
-  source.start(sink);
+  try {
+    outgoing.writeHead(status, headers);
+    source.start(sink);
+  } catch (e) {
+    // Nothing a request can cause (the headers are the gateway's own): the stream still ends its hold.
+    if (!ended) {
+      ended = true;
+      cancel(source);
+    }
+    outgoing.destroy(e instanceof Error ? e : new Error(String(e)));
+    return;
+  }
   // The headers go out with the opening frames, or now when there are none: a client sees the stream open.
-  if (!wrote && !ended) outgoing.flushHeaders();
+  if (writes === 0 && !ended) outgoing.flushHeaders();
   void (async () => {
     try {
       while (!ended) {
@@ -55,10 +72,20 @@ export function relayStream(outgoing: ServerResponse, status: number, headers: R
           await new Promise<void>((resolve) => (wake = resolve));
           continue;
         }
+        const before = writes;
         await source.pull(sink);
+        // A pull that wrote nothing is not repeated, as a Web stream does not repeat it: the source is ending
+        // (its last frames, if any, come through the sink when its hold has settled), and pulling again would
+        // spin without yielding to the event loop.
+        if (writes === before) return;
       }
     } catch (e) {
       sink.error(e);
     }
   })();
+}
+
+/** The source's own ending never rejects (src/completions/streaming.ts); a bug there must not crash the process. */
+function cancel(source: ByteSource): void {
+  source.cancel().catch(() => undefined);
 }
