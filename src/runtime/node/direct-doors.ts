@@ -7,10 +7,12 @@
  * AbortController, a Web stream for a streamed answer, and a promise or two per middleware.
  *
  * Everything else goes to the app, and so do the requests whose handling the app owns: a browser's (an
- * `Origin`, for CORS), a chunked body (counted while read), and any request while tracing is on (its spans
- * and context propagation live in the app's middlewares). docs/performance.md, "Twelfth session".
+ * `Origin`, for CORS) and a chunked body (counted while read). With tracing on, the request's span and the
+ * authentication's are started here as the app's middlewares start them. docs/performance.md, "Twelfth
+ * session".
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type TextMapGetter } from '@opentelemetry/api';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ClientSignal } from '../../completions/completion.js';
 import type { AppDeps } from '../../core/deps.js';
 import { chatDoor } from '../../http/chat-completions.js';
@@ -23,6 +25,7 @@ import { announcesBody, asGatewayError, errorAnswer } from '../../http/middlewar
 import { observeEnd } from '../../http/middleware/observe.js';
 import { requestIdOf } from '../../http/middleware/request-id.js';
 import { responsesDoor } from '../../http/responses.js';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_URL_PATH, SVC_REQUEST_ID } from '../../observability/attributes.js';
 import { doorOf } from '../../observability/door.js';
 import { RequestObservation } from '../../observability/request-observation.js';
 import { noTelemetry } from '../../observability/telemetry.js';
@@ -53,9 +56,8 @@ function doorAt(url: string): { path: string; door: DoorOf } | null {
  * listener that serves the public API; the operator's own listener is the app alone.
  */
 export function directDoors(deps: AppDeps, app: RequestListener, writeTimeoutMs: number): RequestListener {
-  const tracingOn = (deps.telemetry?.tracing ?? null) !== null;
   return (incoming, outgoing) => {
-    const at = incoming.method === 'POST' && !tracingOn ? doorAt(incoming.url ?? '') : null;
+    const at = incoming.method === 'POST' ? doorAt(incoming.url ?? '') : null;
     if (at === null || incoming.headers.origin !== undefined || incoming.headers['transfer-encoding'] !== undefined) {
       app(incoming, outgoing);
       return;
@@ -100,6 +102,37 @@ async function serveDirect(
   };
   const requestId = requestIdOf(header('x-request-id'));
   const observation = new RequestObservation(deps.telemetry ?? noTelemetry, deps.logger, doorOf(path), requestId);
+  const tracing = observation.telemetry.tracing;
+  if (tracing === null) return answer(deps, incoming, outgoing, path, doorOfExchange, writeTimeoutMs, header, requestId, observation);
+  // The request's span, continuing a client's `traceparent`, as the app's observe middleware starts it.
+  const parent = tracing.propagator.extract(otelContext.active(), incoming.headers, headerGetter);
+  observation.span = tracing.tracer.startSpan(
+    `POST ${path}`,
+    { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: 'POST', [ATTR_URL_PATH]: path, [SVC_REQUEST_ID]: requestId } },
+    parent,
+  );
+  observation.context = trace.setSpan(parent, observation.span);
+  return otelContext.with(observation.context, () =>
+    answer(deps, incoming, outgoing, path, doorOfExchange, writeTimeoutMs, header, requestId, observation),
+  );
+}
+
+const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key],
+};
+
+async function answer(
+  deps: AppDeps,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  path: string,
+  doorOfExchange: DoorOf,
+  writeTimeoutMs: number,
+  header: (name: string) => string | undefined,
+  requestId: string,
+  observation: RequestObservation,
+): Promise<void> {
   const closed = new ConnectionClosed();
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) closed.abort(incoming.errored ? incoming.errored.toString() : 'Client connection prematurely closed.');
@@ -109,7 +142,15 @@ async function serveDirect(
   let streaming = false;
   let bodyRead = false;
   try {
-    key = await authenticate(deps, header('authorization'), header('x-api-key'));
+    const authenticating = observation.startSpan('svc.authenticate');
+    try {
+      key = await authenticate(deps, header('authorization'), header('x-api-key'));
+    } catch (e) {
+      authenticating?.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      authenticating?.end();
+    }
     const length = header('content-length');
     // Without a length (and not chunked, which the app serves) there is no body; a length the parser took
     // is a number, and anything else is refused as too large rather than trusted.
