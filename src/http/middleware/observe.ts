@@ -39,15 +39,7 @@ export const observe: MiddlewareHandler<AppEnv> = async (c, next) => {
   const door = doorOf(path);
   const obs = new RequestObservation(telemetry, deps.logger, door, c.get('requestId'));
   c.set('observation', obs);
-  const tracing = telemetry.tracing;
-  if (tracing !== null) {
-    const parent = tracing.propagator.extract(otelContext.active(), c.req.raw.headers, headerGetter);
-    obs.span = tracing.tracer.startSpan(
-      `${c.req.method} ${path.startsWith('/v1/') || path.startsWith('/admin/v1/') ? path : door}`,
-      { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: c.req.method, [ATTR_URL_PATH]: path, [SVC_REQUEST_ID]: obs.requestId } },
-      parent,
-    );
-    obs.context = trace.setSpan(parent, obs.span);
+  if (startRequestSpan(obs, c.req.raw.headers, headerGetter, c.req.method, path)) {
     await otelContext.with(obs.context, next);
   } else {
     await next();
@@ -59,6 +51,23 @@ export const observe: MiddlewareHandler<AppEnv> = async (c, next) => {
     key: c.get('key') as ApiKeyRecord | undefined,
   });
 };
+
+/**
+ * The request's SERVER span when tracing is on, continuing a client's `traceparent` from `carrier`; set on
+ * `obs` (its span and context). False when tracing is off. Shared with the Node entry's direct path.
+ */
+export function startRequestSpan<C>(obs: RequestObservation, carrier: C, getter: TextMapGetter<C>, method: string, path: string): boolean {
+  const tracing = obs.telemetry.tracing;
+  if (tracing === null) return false;
+  const parent = tracing.propagator.extract(otelContext.active(), carrier, getter);
+  obs.span = tracing.tracer.startSpan(
+    `${method} ${path.startsWith('/v1/') || path.startsWith('/admin/v1/') ? path : obs.door}`,
+    { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, [SVC_REQUEST_ID]: obs.requestId } },
+    parent,
+  );
+  obs.context = trace.setSpan(parent, obs.span);
+  return true;
+}
 
 /** How a request was answered, for its metrics, span and access line. */
 export interface AnsweredRequest {

@@ -11,7 +11,7 @@
  * authentication's are started here as the app's middlewares start them. docs/performance.md, "Twelfth
  * session".
  */
-import { SpanKind, SpanStatusCode, context as otelContext, trace, type TextMapGetter } from '@opentelemetry/api';
+import { SpanStatusCode, context as otelContext, type TextMapGetter } from '@opentelemetry/api';
 import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ClientSignal } from '../../completions/completion.js';
 import type { AppDeps } from '../../core/deps.js';
@@ -22,10 +22,9 @@ import type { DoorRequest } from '../../http/door-exchange.js';
 import { messagesDoor } from '../../http/messages.js';
 import { authenticate } from '../../http/middleware/auth.js';
 import { announcesBody, asGatewayError, errorAnswer } from '../../http/middleware/errors.js';
-import { observeEnd } from '../../http/middleware/observe.js';
+import { observeEnd, startRequestSpan } from '../../http/middleware/observe.js';
 import { requestIdOf } from '../../http/middleware/request-id.js';
 import { responsesDoor } from '../../http/responses.js';
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_URL_PATH, SVC_REQUEST_ID } from '../../observability/attributes.js';
 import { doorOf } from '../../observability/door.js';
 import { RequestObservation } from '../../observability/request-observation.js';
 import { noTelemetry } from '../../observability/telemetry.js';
@@ -62,7 +61,9 @@ export function directDoors(deps: AppDeps, app: RequestListener, writeTimeoutMs:
       app(incoming, outgoing);
       return;
     }
-    serveDirect(deps, incoming, outgoing, at.path, at.door, writeTimeoutMs).catch((e: unknown) => {
+    const observation = new RequestObservation(deps.telemetry ?? noTelemetry, deps.logger, doorOf(at.path), requestIdOf(headerOf(incoming, 'x-request-id')));
+    const serve = (): Promise<void> => serveDirect(deps, incoming, outgoing, at.path, at.door, writeTimeoutMs, observation);
+    (startRequestSpan(observation, incoming.headers, headerGetter, 'POST', at.path) ? otelContext.with(observation.context, serve) : serve()).catch((e: unknown) => {
       // Only a bug gets here (every failure of the request is answered inside): logged, the connection cut.
       deps.logger.error('unhandled error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
       outgoing.destroy();
@@ -88,33 +89,10 @@ class ConnectionClosed implements ClientSignal {
   }
 }
 
-async function serveDirect(
-  deps: AppDeps,
-  incoming: IncomingMessage,
-  outgoing: ServerResponse,
-  path: string,
-  doorOfExchange: DoorOf,
-  writeTimeoutMs: number,
-): Promise<void> {
-  const header = (name: string): string | undefined => {
-    const value = incoming.headers[name];
-    return Array.isArray(value) ? value.join(', ') : value;
-  };
-  const requestId = requestIdOf(header('x-request-id'));
-  const observation = new RequestObservation(deps.telemetry ?? noTelemetry, deps.logger, doorOf(path), requestId);
-  const tracing = observation.telemetry.tracing;
-  if (tracing === null) return answer(deps, incoming, outgoing, path, doorOfExchange, writeTimeoutMs, header, requestId, observation);
-  // The request's span, continuing a client's `traceparent`, as the app's observe middleware starts it.
-  const parent = tracing.propagator.extract(otelContext.active(), incoming.headers, headerGetter);
-  observation.span = tracing.tracer.startSpan(
-    `POST ${path}`,
-    { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: 'POST', [ATTR_URL_PATH]: path, [SVC_REQUEST_ID]: requestId } },
-    parent,
-  );
-  observation.context = trace.setSpan(parent, observation.span);
-  return otelContext.with(observation.context, () =>
-    answer(deps, incoming, outgoing, path, doorOfExchange, writeTimeoutMs, header, requestId, observation),
-  );
+/** A request header by its lowercase name, as a Web Request's Headers give it (a repeated one joined). */
+function headerOf(incoming: IncomingMessage, name: string): string | undefined {
+  const value = incoming.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
@@ -122,17 +100,17 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
   get: (carrier, key) => carrier[key],
 };
 
-async function answer(
+async function serveDirect(
   deps: AppDeps,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
   path: string,
   doorOfExchange: DoorOf,
   writeTimeoutMs: number,
-  header: (name: string) => string | undefined,
-  requestId: string,
   observation: RequestObservation,
 ): Promise<void> {
+  const header = (name: string): string | undefined => headerOf(incoming, name);
+  const { requestId } = observation;
   const closed = new ConnectionClosed();
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) closed.abort(incoming.errored ? incoming.errored.toString() : 'Client connection prematurely closed.');
