@@ -6,6 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.js';
+import { appendEntries } from '../../src/store/sqlite/journal.js';
+import { SqliteKeyStore } from '../../src/store/sqlite/keys.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger.js';
+import { migrate } from '../../src/store/sqlite/migrations.js';
+import type { Store } from '../../src/store/types.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { T0, newKey, purchased, reserve, seedAccount, usage } from './cases/harness.js';
 
@@ -263,6 +268,68 @@ describe('sqlite group commit', () => {
       // A transaction of its own runs its work too.
       conn.immediate(add(5));
       expect(total()).toBe(1011);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('writes a group\'s journal rows and usage events at its end, every one and in the order written', async () => {
+    const store = createSqliteStore({ path: join(dir, 'rows.db'), clock: new ManualClock(T0) });
+    await store.migrate();
+    try {
+      const owner = await seedAccount(store);
+      const grant = (await store.ledger.grant(purchased(owner, 100_000))).grant;
+      // 45 holds in one group, settled in one group: 45 reserve rows, 90 settle and release rows, 45 events,
+      // more than one multi-row INSERT holds (32 rows).
+      const holdIds = Array.from({ length: 45 }, (_, i) => `hold_order_${String(i).padStart(2, '0')}`);
+      await Promise.all(holdIds.map((holdId, i) => store.ledger.reserve({ holdId, keyId: owner.keyId, amount: 100 + i, leaseMs: 60_000 })));
+      await Promise.all(holdIds.map((holdId, i) => store.ledger.settle({ holdId, amount: i, usage: usage({ requestId: `req_${i}` }) })));
+      const db = new Database(join(dir, 'rows.db'));
+      try {
+        const entries = db.prepare('SELECT kind, amount, hold_id FROM ledger_entries WHERE hold_id IS NOT NULL ORDER BY id').all() as { kind: string; amount: number; hold_id: string }[];
+        const expected = [
+          ...holdIds.map((holdId, i) => ({ kind: 'reserve', amount: 100 + i, hold_id: holdId })),
+          ...holdIds.flatMap((holdId, i) => [
+            ...(i > 0 ? [{ kind: 'settle', amount: i, hold_id: holdId }] : []),
+            { kind: 'release', amount: 100, hold_id: holdId },
+          ]),
+        ];
+        expect(entries).toEqual(expected);
+        const events = db.prepare('SELECT hold_id, request_id, credits FROM usage_events ORDER BY id').all();
+        expect(events).toEqual(holdIds.map((holdId, i) => ({ hold_id: holdId, request_id: `req_${i}`, credits: i })));
+      } finally {
+        db.close();
+      }
+      expect((await store.ledger.balance(owner.accountId, 'live')).purchased).toBe(grant.amount - (44 * 45) / 2);
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails every write of a group whose journal rows are refused at its end, and commits none of them', async () => {
+    const clock = new ManualClock(T0);
+    const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'refused.db')));
+    migrate(conn, clock);
+    // Only what seedAccount and the ledger calls below use.
+    const store = { keys: new SqliteKeyStore(conn, clock), ledger: new SqliteLedgerStore(conn, clock) } as unknown as Store;
+    try {
+      const owner = await seedAccount(store);
+      const { grant } = await store.ledger.grant(purchased(owner, 1_000));
+      // A reserve, then in the same group a write whose journal row breaks the table's CHECK (amount > 0):
+      // the row is refused only at the group's end, after both writes ran.
+      const reserved = store.ledger.reserve({ holdId: 'hold_refused_group', keyId: owner.keyId, amount: 50, leaseMs: 60_000 });
+      const refused = conn.write(() =>
+        appendEntries(conn, [{ accountId: owner.accountId, environment: 'live', kind: 'release', amount: -5, grantId: Number(grant.id), holdId: null }], T0),
+      );
+      await expect(refused).rejects.toThrow(/CHECK constraint failed/);
+      await expect(reserved).rejects.toThrow(/CHECK constraint failed/);
+      expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 1_000, reserved: 0 });
+      expect(conn.get('SELECT id FROM holds WHERE id = ?', 'hold_refused_group')).toBeUndefined();
+      // The next group starts clean: the refused rows went with the rollback.
+      expect((await store.ledger.reserve({ holdId: 'hold_after', keyId: owner.keyId, amount: 50, leaseMs: 60_000 })).ok).toBe(true);
+      expect(conn.get<{ n: number }>('SELECT count(*) AS n FROM ledger_entries WHERE amount < 0')?.n).toBe(0);
+      expect((await store.ledger.audit()).findings).toEqual([]);
     } finally {
       conn.close();
     }

@@ -57,6 +57,35 @@ describe('sqlite store specifics', () => {
     expect(() => migrate(raw, clock, renamed)).toThrow(/named/);
   });
 
+  it('sums the pending holds of a balance from their index alone, once migrated from a database that has some', async () => {
+    const older = new SqliteConnection(openSqliteDatabase(join(dir, 'v9.db')));
+    try {
+      migrate(older, clock, migrations.filter((m) => m.version <= 9));
+      older.run("INSERT INTO accounts (id, name, created_at) VALUES ('acct_v9', NULL, 0)");
+      older.run(
+        `INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, daily_credit_limit, created_at)
+         VALUES ('key_v9', 'acct_v9', 'live', NULL, 's', 'h', 'r', NULL, 0)`,
+      );
+      for (const [id, amount, status] of [['h1', 30, 'pending'], ['h2', 12, 'pending'], ['h3', 99, 'voided']] as const) {
+        older.run(
+          `INSERT INTO holds (id, account_id, environment, key_id, day, amount, status, lease_expires_at, created_at, finalized_at)
+           VALUES (?, 'acct_v9', 'live', 'key_v9', '2025-01-15', ?, ?, 0, 0, ?)`,
+          id,
+          amount,
+          status,
+          status === 'pending' ? null : 1,
+        );
+      }
+      expect(migrate(older, clock)).toEqual(migrations.filter((m) => m.version > 9).map((m) => m.version));
+      const reserved = `SELECT COALESCE(SUM(amount), 0) AS reserved FROM holds WHERE account_id = ? AND environment = ? AND status = 'pending'`;
+      expect(older.get<{ reserved: number }>(reserved, 'acct_v9', 'live')?.reserved).toBe(42);
+      const plan = older.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${reserved}`, 'acct_v9', 'live').map((row) => row.detail);
+      expect(plan).toEqual([expect.stringContaining('USING COVERING INDEX holds_pending_by_owner')]);
+    } finally {
+      older.close();
+    }
+  });
+
   it('keeps CHECK constraints as a backstop against negative balances', async () => {
     const owner = await seedAccount(store);
     await store.ledger.grant(purchased(owner, 10));

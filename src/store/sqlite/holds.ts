@@ -4,6 +4,9 @@ import type { SqliteConnection } from './database.js';
 
 export type { Hold } from '../rows.js';
 
+/** Whose a hold is: what its usage event names. */
+export type HoldOwner = Pick<Hold, 'id' | 'accountId' | 'environment' | 'keyId'>;
+
 export function findHold(conn: SqliteConnection, holdId: string): Hold | null {
   const row = conn.get<HoldRow>(
     'SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds WHERE id = ?',

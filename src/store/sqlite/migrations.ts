@@ -10,6 +10,7 @@ import { schemaV6 } from './schema-v6.js';
 import { schemaV7 } from './schema-v7.js';
 import { schemaV8 } from './schema-v8.js';
 import { schemaV9 } from './schema-v9.js';
+import { schemaV10 } from './schema-v10.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -24,6 +25,7 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'stored_responses', sql: schemaV7 },
   { version: 8, name: 'usage_events_by_time', sql: schemaV8 },
   { version: 9, name: 'drop_unread_indexes', sql: schemaV9 },
+  { version: 10, name: 'pending_holds_cover_amount', sql: schemaV10 },
 ];
 
 /**

@@ -4,8 +4,8 @@ import { utcDay } from '../utc-day.js';
 import { addCommitted, committedOn } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining, spendableGrants } from './grants.js';
-import { findHold, insertHold } from './holds.js';
-import { keyChain } from './key-chain.js';
+import { type Hold, findHold, insertHold } from './holds.js';
+import { type KeyRowForChain, chainFrom } from './key-chain.js';
 import { appendEntries } from './journal.js';
 
 /**
@@ -15,18 +15,20 @@ import { appendEntries } from './journal.js';
  */
 export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number): ReserveResult {
   validateReserve(input);
-  const existing = findHold(conn, input.holdId);
+  const read = keyAndHold(conn, input.keyId, input.holdId);
   // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
   // and the state tells the caller whether it can still be settled.
+  const existing = read === undefined ? findHold(conn, input.holdId) : read.hold;
   if (existing) {
     return { ok: true, holdId: existing.id, amount: existing.amount, leaseExpiresAt: existing.leaseExpiresAt, status: existing.status };
   }
+  if (read === undefined) return { ok: false, reason: 'key_inactive' };
 
   // The key and its ancestors: a key whose ancestor is revoked is inactive too (revocation cascades, and this
   // also covers a family written before it did).
-  const chain = keyChain(conn, input.keyId);
-  const key = chain[0];
-  if (!key || chain.some((member) => member.revoked_at !== null)) return { ok: false, reason: 'key_inactive' };
+  const chain = chainFrom(conn, read.key);
+  const key = read.key;
+  if (chain.some((member) => member.revoked_at !== null)) return { ok: false, reason: 'key_inactive' };
 
   const day = utcDay(now);
   // The key's own cap and each capped ancestor's, against the spend of that ancestor's whole family; an
@@ -61,4 +63,27 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   );
   for (const member of budgets) addCommitted(conn, member.id, day, input.amount);
   return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt, status: 'pending' };
+}
+
+/** What a retried reserve answers with. */
+type ExistingHold = Pick<Hold, 'id' | 'amount' | 'status' | 'leaseExpiresAt'>;
+
+/**
+ * The key's own row and the hold `holdId` if it exists, in one statement: every reserve reads both (the hold
+ * to answer a retried reserve, the key for its owner, caps and revocation). Undefined if there is no such key.
+ */
+function keyAndHold(conn: SqliteConnection, keyId: string, holdId: string): { key: KeyRowForChain; hold: ExistingHold | null } | undefined {
+  const row = conn.get<
+    KeyRowForChain & { hold_id: string | null; hold_amount: number; hold_status: Hold['status']; hold_lease_expires_at: number }
+  >(
+    `SELECT k.id, k.account_id, k.environment, k.daily_credit_limit, k.revoked_at, 0 AS depth, k.parent_key_id,
+            h.id AS hold_id, h.amount AS hold_amount, h.status AS hold_status, h.lease_expires_at AS hold_lease_expires_at
+     FROM api_keys k LEFT JOIN holds h ON h.id = ?2 WHERE k.id = ?1`,
+    keyId,
+    holdId,
+  );
+  if (row === undefined) return undefined;
+  const { hold_id, hold_amount, hold_status, hold_lease_expires_at, ...key } = row;
+  const hold = hold_id === null ? null : { id: hold_id, amount: hold_amount, status: hold_status, leaseExpiresAt: hold_lease_expires_at };
+  return { key, hold };
 }

@@ -9,22 +9,40 @@ import {
 } from '../rows.js';
 import type { UsageDayRow, UsageEventQuery, UsageEventRow, UsageQuery, UsageRecord, UsageStore } from '../types.js';
 import { utcDay } from '../utc-day.js';
-import type { AtCommit, SqliteConnection } from './database.js';
-import type { Hold } from './holds.js';
+import type { AtCommit, SqlParam, SqliteConnection } from './database.js';
+import type { HoldOwner } from './holds.js';
+import { insertRows } from './multi-row-insert.js';
+
+const EVENT_INSERT = {
+  head: `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
+       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at, shortfall_credits,
+       cached_tokens, reasoning_tokens) VALUES `,
+  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+};
+const EVENT_COLUMNS = 18;
 
 /**
- * Writes the usage event and adds to the daily rollup, inside the settle transaction (the rollup's row is
- * written at the transaction's end, RollupDelta), so usage and credits can never disagree. The event's day
+ * The usage events of a transaction, written at its end together (multi-row-insert.ts), as the journal's rows
+ * are (journal.ts): one INSERT a settle cost about 12 us of the store's 130 us a request. Nothing reads the
+ * events inside a write.
+ */
+class UsageEventRows implements AtCommit {
+  readonly params: SqlParam[] = [];
+
+  run(conn: SqliteConnection): void {
+    insertRows(conn, EVENT_INSERT, EVENT_COLUMNS, this.params);
+  }
+}
+
+/**
+ * Writes the usage event and adds to the daily rollup, inside the settle transaction (both are written at the
+ * transaction's end, UsageEventRows and RollupDelta), so usage and credits can never disagree. The event's day
  * is the UTC day of the settle (when the request finished), which may differ from the hold's day (used by
  * the key's daily cap).
  */
-export function recordUsage(conn: SqliteConnection, hold: Hold, usage: UsageRecord, credits: number, now: number): void {
+export function recordUsage(conn: SqliteConnection, hold: HoldOwner, usage: UsageRecord, credits: number, now: number): void {
   const day = utcDay(now);
-  conn.run(
-    `INSERT INTO usage_events (account_id, environment, key_id, hold_id, request_id, model, routed_model, routed_provider,
-       prompt_tokens, completion_tokens, credits, outcome, latency_ms, day, created_at, shortfall_credits,
-       cached_tokens, reasoning_tokens)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  conn.atCommit('usage_events', () => new UsageEventRows()).params.push(
     hold.accountId,
     hold.environment,
     hold.keyId,
