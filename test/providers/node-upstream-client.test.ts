@@ -7,15 +7,15 @@ import { createNodeUpstreamClient, type NodeUpstreamClient } from '../../src/run
 let server: http.Server;
 let base: string;
 const closedStreams: string[] = [];
-const seen: { method: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+const seen: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      switch (req.url) {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      switch (req.url?.split('?')[0]) {
         case '/json':
           res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
           res.end('{"ok":true}');
@@ -136,6 +136,17 @@ describe('the Node upstream transport (undici request)', () => {
       expect(last?.headers.authorization).toBe('Bearer k');
       expect(last?.headers['content-length']).toBe('7');
       expect(last?.body).toBe('{"q":1}');
+    }));
+
+  it('sends the path and query of each URL, the same URL again and another one alike', () =>
+    withClient(async (client) => {
+      // Gemini's streaming endpoint carries `?alt=sse`; the client keeps each URL's origin and path once parsed.
+      for (const url of [`${base}/json?alt=sse`, `${base}/json?alt=sse`, `${base}/json`, `${base}/v1/../json?key=a%20b`]) {
+        const res = await client.http(url, post());
+        expect(res.status).toBe(200);
+        await res.text();
+      }
+      expect(seen.slice(-4).map((s) => s.url)).toEqual(['/json?alt=sse', '/json?alt=sse', '/json', '/json?key=a%20b']);
     }));
 
   it('gives a null body for 204 instead of throwing', () =>
