@@ -84,7 +84,7 @@ async function main() {
     }
     const gateways = [{ name: 'gateway', cli: undefined }, ...(other ? [{ name: `gateway@${opts.other}`, cli: other.cli }] : [])];
     for (const g of gateways) {
-      const db = await prepareDatabase('sqlite', { upstreamPort: upstream.port, model: MODEL });
+      const db = await prepareDatabase('sqlite', { upstreamPort: upstream.port, model: MODEL, cliPath: g.cli });
       cleanups.push(() => db.cleanup());
       const proc = await startGatewayProcess(plan, db, [], g.cli);
       cleanups.push(() => proc.stop());

@@ -169,7 +169,7 @@ function gatewayConfig(upstreamPort, model) {
  * worst case for row locks; several accounts model several clients). Returns the environment the gateway
  * runs with, the keys, and cleanup().
  */
-export async function prepareDatabase(kind, { upstreamPort, model, accounts = 1 }) {
+export async function prepareDatabase(kind, { upstreamPort, model, accounts = 1, cliPath = CLI }) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const configPath = join(dir, 'gateway.json');
   writeFileSync(configPath, JSON.stringify(gatewayConfig(upstreamPort, model), null, 2));
@@ -197,7 +197,7 @@ export async function prepareDatabase(kind, { upstreamPort, model, accounts = 1 
     };
   }
   const env = { SVC_DATABASE_URL: url, SVC_CONFIG: configPath, HOST: '127.0.0.1' };
-  const cli = (...args) => JSON.parse(runCommand(process.execPath, [CLI, ...args, '--json'], env));
+  const cli = (...args) => JSON.parse(runCommand(process.execPath, [cliPath, ...args, '--json'], env));
   const accountIds = [];
   const secrets = [];
   for (let i = 0; i < accounts; i++) {

@@ -11,7 +11,7 @@ import type { Finishing, StreamEncoder, StreamFailure } from '../completions/str
 import { tokenUsage } from '../completions/token-usage.js';
 import type { ChoiceLogprobs, ChunkDelta, SvcMetadata } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseEvent } from '../streaming/sse-encode.js';
+import { sseEvent } from '../streaming/sse-encode.js';
 import { anthropicUsage, stopReasonOf } from './messages-response.js';
 
 type OpenBlock = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; index: number };
@@ -27,26 +27,24 @@ export class MessagesStreamEncoder implements StreamEncoder {
     private readonly inputEstimate: number,
   ) {}
 
-  opening(): Uint8Array[] {
-    return [
-      encodeSseEvent('message_start', {
-        type: 'message_start',
-        message: {
-          id: this.id,
-          type: 'message',
-          role: 'assistant',
-          model: this.model,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { input_tokens: this.inputEstimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
-        },
-      }),
-    ];
+  opening(): string {
+    return sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        id: this.id,
+        type: 'message',
+        role: 'assistant',
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: this.inputEstimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      },
+    });
   }
 
-  delta(delta: ChunkDelta, _logprobs: ChoiceLogprobs | undefined, _meta: UpstreamMeta): Uint8Array[] {
-    const out: Uint8Array[] = [];
+  delta(delta: ChunkDelta, _logprobs: ChoiceLogprobs | undefined, _meta: UpstreamMeta): string {
+    const out: string[] = [];
     if (delta.reasoning_content) {
       this.ensure({ kind: 'thinking' }, out);
       out.push(this.blockDelta({ type: 'thinking_delta', thinking: delta.reasoning_content }));
@@ -60,20 +58,20 @@ export class MessagesStreamEncoder implements StreamEncoder {
       this.ensure({ kind: 'tool', index: piece.index }, out, { id: piece.id ?? `toolu_${this.id}_${piece.index}`, name: piece.function?.name ?? '' });
       if (piece.function?.arguments) out.push(this.blockDelta({ type: 'input_json_delta', partial_json: piece.function.arguments }));
     }
-    return out;
+    return out.join('');
   }
 
-  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    if (finishing !== null) out.push(...this.delta(finishing.delta, undefined, {}));
+  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null): string {
+    const out: string[] = [];
+    if (finishing !== null) out.push(this.delta(finishing.delta, undefined, {}));
     this.close(out);
     if (failure !== null) {
       const type = failure.code === 'gateway_shutting_down' ? 'overloaded_error' : 'api_error';
-      out.push(encodeSseEvent('error', { type: 'error', error: { type, message: failure.message }, svc }));
-      return out;
+      out.push(sseEvent('error', { type: 'error', error: { type, message: failure.message }, svc }));
+      return out.join('');
     }
     out.push(
-      encodeSseEvent('message_delta', {
+      sseEvent('message_delta', {
         type: 'message_delta',
         delta:
           finishing?.stopSequence !== undefined
@@ -82,13 +80,13 @@ export class MessagesStreamEncoder implements StreamEncoder {
         usage: anthropicUsage(tokenUsage(s)),
         svc,
       }),
-      encodeSseEvent('message_stop', { type: 'message_stop' }),
+      sseEvent('message_stop', { type: 'message_stop' }),
     );
-    return out;
+    return out.join('');
   }
 
-  internalError(failure: StreamFailure): Uint8Array[] {
-    return [encodeSseEvent('error', { type: 'error', error: { type: 'api_error', message: failure.message } })];
+  internalError(failure: StreamFailure): string {
+    return sseEvent('error', { type: 'error', error: { type: 'api_error', message: failure.message } });
   }
 
   done(): null {
@@ -96,7 +94,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
   }
 
   /** Opens `block` unless it is the one open, closing the open one first. */
-  private ensure(block: OpenBlock, out: Uint8Array[], tool?: { id: string; name: string }): void {
+  private ensure(block: OpenBlock, out: string[], tool?: { id: string; name: string }): void {
     const o = this.open;
     if (o !== null && o.kind === block.kind && (o.kind !== 'tool' || (block.kind === 'tool' && o.index === block.index))) return;
     this.close(out);
@@ -108,16 +106,16 @@ export class MessagesStreamEncoder implements StreamEncoder {
         : block.kind === 'thinking'
           ? { type: 'thinking', thinking: '', signature: '' }
           : { type: 'tool_use', id: tool?.id ?? '', name: tool?.name ?? '', input: {} };
-    out.push(encodeSseEvent('content_block_start', { type: 'content_block_start', index: this.index, content_block: content }));
+    out.push(sseEvent('content_block_start', { type: 'content_block_start', index: this.index, content_block: content }));
   }
 
-  private close(out: Uint8Array[]): void {
+  private close(out: string[]): void {
     if (this.open === null) return;
-    out.push(encodeSseEvent('content_block_stop', { type: 'content_block_stop', index: this.index }));
+    out.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: this.index }));
     this.open = null;
   }
 
-  private blockDelta(delta: object): Uint8Array {
-    return encodeSseEvent('content_block_delta', { type: 'content_block_delta', index: this.index, delta });
+  private blockDelta(delta: object): string {
+    return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.index, delta });
   }
 }

@@ -24,23 +24,27 @@ export interface StreamFailure {
   message: string;
 }
 
+/**
+ * Every method returns SSE text (src/streaming/sse-encode.ts): zero or more whole frames, '' for none. The
+ * stream joins a read's worth and encodes it once.
+ */
 export interface StreamEncoder {
   /** Written when the stream starts, before any upstream event. */
-  opening(): Uint8Array[];
+  opening(): string;
   /** One delta of the answer (never the finishing one). `meta`: what the serving upstream said of itself so far. */
-  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): Uint8Array[];
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): string;
   /**
    * The closing frames, once the hold settled: the finishing delta (null when the answer did not finish,
    * or finished without one), what was charged, and why it did not finish (null when it did).
    */
-  closing(finishing: Finishing | null, settlement: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[];
+  closing(finishing: Finishing | null, settlement: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): string;
   /**
    * Awaited between `closing` and writing its frames: work the last frame announces as done (the Responses
    * door keeps the finished response, so a client that continues the conversation at once finds it).
    */
   beforeClosingWritten?(): Promise<void>;
   /** Closing the answer failed (a bug): the door's error event. */
-  internalError(failure: StreamFailure): Uint8Array[];
+  internalError(failure: StreamFailure): string;
   /** The stream's last frame (OpenAI's `data: [DONE]`), or null for doors that have none. */
-  done(): Uint8Array | null;
+  done(): string | null;
 }

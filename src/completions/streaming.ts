@@ -24,7 +24,7 @@ import type { ChunkDelta } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
 import { AllTargetsFailed, asUpstreamError, type FailoverBatch } from '../routing/failover.js';
 import type { ByteSink, ByteSource } from '../streaming/byte-source.js';
-import { encodeSseComment } from '../streaming/sse-encode.js';
+import { sseBytes, sseComment } from '../streaming/sse-encode.js';
 import type { Completion } from './completion.js';
 import type { Finishing, StreamEncoder, StreamFailure } from './stream-encoder.js';
 import { completionError, endingOfFailure } from './upstream-errors.js';
@@ -68,16 +68,16 @@ export interface StreamOptions {
   encoder?: StreamEncoder;
 }
 
-function joined(parts: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+/**
+ * `meta` with what `update` says, the same object when it says nothing new: an upstream that repeats its
+ * system_fingerprint on every chunk must not give the encoder a new meta per chunk (the chat encoder keeps
+ * its chunks' head serialized while the meta object stays the same).
+ */
+function withMeta(meta: UpstreamMeta, update: UpstreamMeta): UpstreamMeta {
+  for (const key of Object.keys(update) as (keyof UpstreamMeta)[]) {
+    if (update[key] !== meta[key]) return { ...meta, ...update };
   }
-  return out;
+  return meta;
 }
 
 function chatStreamEncoder(completion: Completion): StreamEncoder {
@@ -113,7 +113,9 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   let detached = false;
   // The recording gets every frame, also those a client that left at the very end no longer takes: its
   // retry replays the whole answer it paid for.
-  const write = (bytes: Uint8Array): void => {
+  const write = (frames: string): void => {
+    if (frames === '') return;
+    const bytes = sseBytes(frames);
     options.tap?.(bytes);
     if (!detached) sink?.enqueue(bytes);
   };
@@ -139,12 +141,13 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       const settled = await completion.end(ending);
       const frames = encoder.closing(finishing, settled, completion.svcMetadata(settled), failure, meta);
       if (encoder.beforeClosingWritten) await encoder.beforeClosingWritten();
-      for (const bytes of frames) write(bytes);
+      write(frames);
     } catch {
       // Not a ledger outage (the owner keeps retrying those itself): a bug, said as such.
-      for (const bytes of encoder.internalError({ code: 'internal_error', message: 'The gateway failed to close this answer. It has been logged.' })) write(bytes);
+      write(encoder.internalError({ code: 'internal_error', message: 'The gateway failed to close this answer. It has been logged.' }));
     } finally {
-      const done = encoder.done();
+      const doneFrame = encoder.done();
+      const done = doneFrame === null ? null : sseBytes(doneFrame);
       if (done !== null) options.tap?.(done);
       if (options.beforeDone) await options.beforeDone(ending).catch(() => undefined);
       if (!detached) {
@@ -201,19 +204,22 @@ export async function startStreaming(completion: Completion, options: StreamOpti
    * one write; false when it had none to write (nothing but a finish, or deltas without content).
    */
   const relay = (batch: FailoverBatch): boolean => {
-    const out: Uint8Array[] = [];
+    let out = '';
     for (const ev of batch) {
       if (ev.type === 'restart') continue;
-      if (ev.meta !== undefined) meta = { ...meta, ...ev.meta };
+      if (ev.meta !== undefined) meta = withMeta(meta, ev.meta);
       if (ev.type !== 'delta') continue;
-      const { role: _role, reasoning_content: reasoning, ...rest } = ev.delta;
-      const delta: ChunkDelta = relayReasoning && reasoning ? { ...rest, reasoning_content: reasoning } : rest;
+      let delta: ChunkDelta = ev.delta;
+      if (delta.role !== undefined || delta.reasoning_content !== undefined) {
+        const { role: _role, reasoning_content: reasoning, ...rest } = delta;
+        delta = relayReasoning && reasoning ? { ...rest, reasoning_content: reasoning } : rest;
+      }
       // Upstreams open with an empty role delta (`content: ""`): the gateway already sent its own.
       const hasContent = !!delta.content || !!delta.refusal || delta.tool_calls !== undefined || delta.reasoning_content !== undefined;
       if (!hasContent && ev.finishReason === null && ev.logprobs === undefined) continue;
       if (ev.finishReason !== null) {
         // Held until the hold settled. A second finish (an upstream that sends two) keeps the first's content.
-        if (finishing !== null) out.push(...encoder.delta(finishing.delta, finishing.logprobs, meta));
+        if (finishing !== null) out += encoder.delta(finishing.delta, finishing.logprobs, meta);
         finishing = {
           delta,
           finish: ev.finishReason,
@@ -222,10 +228,10 @@ export async function startStreaming(completion: Completion, options: StreamOpti
         };
         continue;
       }
-      out.push(...encoder.delta(delta, ev.logprobs, meta));
+      out += encoder.delta(delta, ev.logprobs, meta);
     }
-    if (out.length === 0) return false;
-    write(out.length === 1 ? (out[0] as Uint8Array) : joined(out));
+    if (out === '') return false;
+    write(out);
     lastWroteAt = performance.now();
     return true;
   };
@@ -233,7 +239,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   return {
     start(controller) {
       sink = controller;
-      for (const bytes of encoder.opening()) write(bytes);
+      write(encoder.opening());
       // A quarter of the shorter period: each deadline is kept within 25% of its value (a tick of the whole
       // period would let a stream run up to twice the write deadline).
       ticker = repeatEvery(Math.max(25, Math.min(keepaliveMs, writeTimeoutMs) / 4), () => {
@@ -245,7 +251,7 @@ export async function startStreaming(completion: Completion, options: StreamOpti
         }
         // While failover waits on a slow or failing upstream, comments keep proxies from closing an idle stream.
         if (pulling && now - lastWroteAt >= keepaliveMs) {
-          write(encodeSseComment());
+          write(sseComment());
           lastWroteAt = now;
         }
       });

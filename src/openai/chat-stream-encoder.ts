@@ -9,7 +9,7 @@ import type { Settlement } from '../completions/completion.js';
 import type { Finishing } from '../completions/stream-encoder.js';
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseJson } from '../streaming/sse-encode.js';
+import { sseJson } from '../streaming/sse-encode.js';
 import { OpenAIStreamEncoder } from './openai-stream-encoder.js';
 import type { ChatCompletionChunk, ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 
@@ -18,6 +18,13 @@ type ChunkHead = Pick<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model'
 export class ChatStreamEncoder extends OpenAIStreamEncoder {
   /** What the serving upstream said of itself (system_fingerprint, service_tier): on every chunk from then on, as OpenAI does. */
   private meta: UpstreamMeta = {};
+  /**
+   * `data: {` and the chunk's head fields up to `"choices":[`, the same on every chunk while `meta` is the
+   * same object (the stream replaces it only when the upstream says something new): serialized once, not
+   * once a delta. The rest of a chunk is its choice, serialized alone, and a fixed tail.
+   */
+  private prefix = '';
+  private prefixMeta: UpstreamMeta | null = null;
 
   constructor(
     private readonly id: string,
@@ -28,22 +35,22 @@ export class ChatStreamEncoder extends OpenAIStreamEncoder {
     super(withUsage);
   }
 
-  opening(): Uint8Array[] {
-    return [this.chunk({ role: 'assistant', content: '' }, null)];
+  opening(): string {
+    return this.chunk({ role: 'assistant', content: '' }, null);
   }
 
-  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): Uint8Array[] {
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): string {
     this.meta = meta;
-    return [this.chunk(delta, null, logprobs)];
+    return this.chunk(delta, null, logprobs);
   }
 
-  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): Uint8Array {
+  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): string {
     this.meta = meta;
     return this.chunk(last.delta, last.finish, last.logprobs, svc);
   }
 
-  protected usageEvent(s: Settlement, svc: SvcMetadata): Uint8Array {
-    return encodeSseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk);
+  protected usageEvent(s: Settlement, svc: SvcMetadata): string {
+    return sseJson({ ...this.head(), choices: [], usage: tokenUsage(s), svc } satisfies ChatCompletionChunk);
   }
 
   private head(): ChunkHead {
@@ -53,12 +60,19 @@ export class ChatStreamEncoder extends OpenAIStreamEncoder {
     return h;
   }
 
-  private chunk(delta: ChunkDelta, finish: FinishReason | null, logprobs?: ChoiceLogprobs, svc?: SvcMetadata): Uint8Array {
+  /**
+   * The frame of `{ ...head, choices: [choice], usage?: null, svc? }`, character for character what
+   * JSON.stringify of that object writes (the head's JSON without its closing brace, then the rest).
+   */
+  private chunk(delta: ChunkDelta, finish: FinishReason | null, logprobs?: ChoiceLogprobs, svc?: SvcMetadata): string {
+    if (this.prefixMeta !== this.meta) {
+      const head = JSON.stringify(this.head());
+      this.prefix = 'data: ' + head.slice(0, -1) + ',"choices":[';
+      this.prefixMeta = this.meta;
+    }
     const choice: ChatCompletionChunk['choices'][number] = { index: 0, delta, finish_reason: finish };
     if (logprobs !== undefined) choice.logprobs = logprobs;
-    const c: ChatCompletionChunk = { ...this.head(), choices: [choice] };
-    if (this.withUsage) c.usage = null;
-    if (svc !== undefined) c.svc = svc;
-    return encodeSseJson(c);
+    const usage = this.withUsage ? '],"usage":null' : ']';
+    return this.prefix + JSON.stringify(choice) + usage + (svc !== undefined ? ',"svc":' + JSON.stringify(svc) : '') + '}\n\n';
   }
 }

@@ -8,7 +8,7 @@ import type { Settlement } from '../completions/completion.js';
 import type { Finishing } from '../completions/stream-encoder.js';
 import { tokenUsage } from '../completions/token-usage.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseJson } from '../streaming/sse-encode.js';
+import { sseJson } from '../streaming/sse-encode.js';
 import { OpenAIStreamEncoder } from './openai-stream-encoder.js';
 import type { ChoiceLogprobs, ChunkDelta, FinishReason, SvcMetadata } from './chat-types.js';
 import { legacyLogprobs, type TextCompletion } from './legacy-completions.js';
@@ -26,25 +26,25 @@ export class LegacyStreamEncoder extends OpenAIStreamEncoder {
     super(withUsage);
   }
 
-  opening(): Uint8Array[] {
-    return [];
+  opening(): string {
+    return '';
   }
 
-  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): Uint8Array[] {
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta): string {
     // Only text belongs to this door: reasoning, refusals and tool calls have no place in its shape.
-    if (!delta.content && logprobs === undefined) return [];
-    return [this.event(delta.content ?? '', null, logprobs, meta)];
+    if (!delta.content && logprobs === undefined) return '';
+    return this.event(delta.content ?? '', null, logprobs, meta);
   }
 
-  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): Uint8Array {
+  protected finishEvent(last: Finishing, svc: SvcMetadata | undefined, meta: UpstreamMeta): string {
     return this.event(last.delta.content ?? '', last.finish, last.logprobs, meta, svc);
   }
 
-  protected usageEvent(s: Settlement, svc: SvcMetadata): Uint8Array {
-    return encodeSseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(s), svc } satisfies TextCompletion);
+  protected usageEvent(s: Settlement, svc: SvcMetadata): string {
+    return sseJson({ id: this.id, object: 'text_completion', created: this.created, model: this.model, choices: [], usage: tokenUsage(s), svc } satisfies TextCompletion);
   }
 
-  private event(text: string, finish: FinishReason | null, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta, svc?: SvcMetadata): Uint8Array {
+  private event(text: string, finish: FinishReason | null, logprobs: ChoiceLogprobs | undefined, meta: UpstreamMeta, svc?: SvcMetadata): string {
     const e: TextCompletion = {
       id: this.id,
       object: 'text_completion',
@@ -56,6 +56,6 @@ export class LegacyStreamEncoder extends OpenAIStreamEncoder {
     if (meta.systemFingerprint !== undefined) e.system_fingerprint = meta.systemFingerprint;
     if (this.withUsage) e.usage = null;
     if (svc !== undefined) e.svc = svc;
-    return encodeSseJson(e);
+    return sseJson(e);
   }
 }

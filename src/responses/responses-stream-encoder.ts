@@ -12,7 +12,7 @@ import type { Finishing, StreamEncoder, StreamFailure } from '../completions/str
 import { tokenUsage } from '../completions/token-usage.js';
 import type { ChoiceLogprobs, ChunkDelta, SvcMetadata } from '../openai/chat-types.js';
 import type { UpstreamMeta } from '../providers/contract.js';
-import { encodeSseEvent } from '../streaming/sse-encode.js';
+import { sseEvent } from '../streaming/sse-encode.js';
 import { itemId } from './response-ids.js';
 import {
   type FunctionCallItem,
@@ -46,13 +46,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     private readonly keep: KeepResponse | null,
   ) {}
 
-  opening(): Uint8Array[] {
+  opening(): string {
     const response = responseObject(this.frame, { status: 'in_progress', output: [], usage: null });
-    return [this.event('response.created', { response }), this.event('response.in_progress', { response })];
+    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
   }
 
-  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined): Uint8Array[] {
-    const out: Uint8Array[] = [];
+  delta(delta: ChunkDelta, logprobs: ChoiceLogprobs | undefined): string {
+    const out: string[] = [];
     if (delta.reasoning_content) {
       const open = this.ensureReasoning(out);
       (open.item.summary[0] as { text: string }).text += delta.reasoning_content;
@@ -84,12 +84,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out.push(this.event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.index, delta: args }));
       }
     }
-    return out;
+    return out.join('');
   }
 
-  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    if (finishing !== null) out.push(...this.delta(finishing.delta, finishing.logprobs));
+  closing(finishing: Finishing | null, s: Settlement, svc: SvcMetadata, failure: StreamFailure | null, meta: UpstreamMeta): string {
+    const out: string[] = [];
+    if (finishing !== null) out.push(this.delta(finishing.delta, finishing.logprobs));
     const finish = finishing?.finish ?? 'stop';
     const { status, incomplete } = failure !== null ? { status: 'failed' as const, incomplete: null } : statusOf(finish);
     this.close(out, status === 'completed' ? 'completed' : 'incomplete');
@@ -106,33 +106,33 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (failure === null && this.keep !== null) this.keeping = this.keep(response);
     const type = status === 'failed' ? 'response.failed' : status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     out.push(this.event(type, { response }));
-    return out;
+    return out.join('');
   }
 
   beforeClosingWritten(): Promise<void> {
     return this.keeping ?? Promise.resolve();
   }
 
-  internalError(failure: StreamFailure): Uint8Array[] {
-    return [this.event('error', { code: failure.code, message: failure.message, param: null })];
+  internalError(failure: StreamFailure): string {
+    return this.event('error', { code: failure.code, message: failure.message, param: null });
   }
 
   done(): null {
     return null;
   }
 
-  private event(type: string, fields: object): Uint8Array {
-    return encodeSseEvent(type, { type, sequence_number: this.sequence++, ...fields });
+  private event(type: string, fields: object): string {
+    return sseEvent(type, { type, sequence_number: this.sequence++, ...fields });
   }
 
-  private add(item: OutputItem, out: Uint8Array[]): number {
+  private add(item: OutputItem, out: string[]): number {
     const index = this.output.length;
     this.output.push(item);
     out.push(this.event('response.output_item.added', { output_index: index, item: structuredClone(item) }));
     return index;
   }
 
-  private ensureReasoning(out: Uint8Array[]): Extract<Open, { kind: 'reasoning' }> {
+  private ensureReasoning(out: string[]): Extract<Open, { kind: 'reasoning' }> {
     if (this.open?.kind === 'reasoning') return this.open;
     this.close(out, 'completed');
     const item: ReasoningItem = { type: 'reasoning', id: itemId(this.frame.id, 'rs', this.output.length), summary: [] };
@@ -143,7 +143,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     return this.open;
   }
 
-  private ensureMessage(part: 'output_text' | 'refusal', out: Uint8Array[]): Extract<Open, { kind: 'message' }> {
+  private ensureMessage(part: 'output_text' | 'refusal', out: string[]): Extract<Open, { kind: 'message' }> {
     let open = this.open;
     if (open?.kind !== 'message') {
       this.close(out, 'completed');
@@ -162,7 +162,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     return open;
   }
 
-  private ensureTool(toolIndex: number, callId: string | undefined, name: string | undefined, out: Uint8Array[]): Extract<Open, { kind: 'tool' }> {
+  private ensureTool(toolIndex: number, callId: string | undefined, name: string | undefined, out: string[]): Extract<Open, { kind: 'tool' }> {
     if (this.open?.kind === 'tool' && this.open.toolIndex === toolIndex) return this.open;
     this.close(out, 'completed');
     const id = itemId(this.frame.id, 'fc', this.output.length);
@@ -171,7 +171,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     return this.open;
   }
 
-  private closePart(open: Extract<Open, { kind: 'message' }>, out: Uint8Array[]): void {
+  private closePart(open: Extract<Open, { kind: 'message' }>, out: string[]): void {
     const contentIndex = open.item.content.length - 1;
     const part = open.item.content[contentIndex];
     if (part === undefined) return;
@@ -181,7 +181,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     out.push(this.event('response.content_part.done', { ...at, part: structuredClone(part) }));
   }
 
-  private close(out: Uint8Array[], status: 'completed' | 'incomplete'): void {
+  private close(out: string[], status: 'completed' | 'incomplete'): void {
     const open = this.open;
     if (open === null) return;
     this.open = null;

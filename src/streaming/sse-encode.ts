@@ -1,6 +1,8 @@
 /**
- * The only place that frames SSE output. Runs once per streamed chunk, so each call does one string
- * concatenation and one encode; the fixed frames are encoded once at load.
+ * The only place that frames SSE output. Frames are built as text: a read's worth of an answer's frames is
+ * joined and encoded to bytes once (`sseBytes`), where encoding each frame on its own and copying the
+ * encodings together cost about five times as much a streamed answer (docs/performance.md, thirteenth
+ * session).
  */
 
 const encoder = new TextEncoder();
@@ -12,38 +14,34 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
-const DONE_FRAME = encoder.encode('data: [DONE]\n\n');
-const KEEPALIVE_FRAME = encoder.encode(': keepalive\n\n');
+/** `data: [DONE]\n\n`: the OpenAI-convention streams' last frame. */
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+/** Text frames as the bytes written: a new buffer each time, so that no consumer can spoil another's. */
+export function sseBytes(frames: string): Uint8Array {
+  return encoder.encode(frames);
+}
 
 /**
  * `data: <json>\n\n`. JSON.stringify escapes CR and LF inside strings, so the payload is always one line and
  * needs no splitting into several `data:` lines.
  */
-export function encodeSseJson(value: object): Uint8Array {
-  return encoder.encode('data: ' + JSON.stringify(value) + '\n\n');
+export function sseJson(value: object): string {
+  return 'data: ' + JSON.stringify(value) + '\n\n';
 }
 
 /** `event: <name>\ndata: <json>\n\n`: the named events of Anthropic's stream (message_start, ...). */
-export function encodeSseEvent(name: string, value: object): Uint8Array {
-  return encoder.encode('event: ' + name + '\ndata: ' + JSON.stringify(value) + '\n\n');
+export function sseEvent(name: string, value: object): string {
+  return 'event: ' + name + '\ndata: ' + JSON.stringify(value) + '\n\n';
 }
 
 /** Frames an already serialized payload; one with line breaks becomes several `data:` lines, as SSE requires. */
-export function encodeSseData(data: string): Uint8Array {
-  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return encoder.encode('data: ' + data + '\n\n');
-  return encoder.encode('data: ' + data.split(/\r\n|\r|\n/).join('\ndata: ') + '\n\n');
-}
-
-/**
- * `data: [DONE]\n\n`. A fresh copy each time: a shared buffer handed to a stream could be transferred
- * (detached) by one consumer and then be empty for every other.
- */
-export function encodeSseDone(): Uint8Array {
-  return DONE_FRAME.slice();
+export function sseData(data: string): string {
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return 'data: ' + data + '\n\n';
+  return 'data: ' + data.split(/\r\n|\r|\n/).join('\ndata: ') + '\n\n';
 }
 
 /** An SSE comment, ignored by clients; used as a keep-alive so idle proxies do not close the connection. */
-export function encodeSseComment(text = 'keepalive'): Uint8Array {
-  if (text === 'keepalive') return KEEPALIVE_FRAME.slice();
-  return encoder.encode(': ' + text.replace(/[\r\n]+/g, ' ') + '\n\n');
+export function sseComment(text = 'keepalive'): string {
+  return ': ' + text.replace(/[\r\n]+/g, ' ') + '\n\n';
 }

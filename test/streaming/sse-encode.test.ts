@@ -1,30 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSse } from '../../src/streaming/sse-decode.js';
-import { encodeSseComment, encodeSseData, encodeSseDone, encodeSseJson } from '../../src/streaming/sse-encode.js';
+import { SSE_DONE, sseBytes, sseComment, sseData, sseEvent, sseJson } from '../../src/streaming/sse-encode.js';
 import { webBody } from '../../src/providers/upstream-http.js';
-
-const decoder = new TextDecoder();
-const text = (bytes: Uint8Array): string => decoder.decode(bytes);
 
 describe('SSE encode', () => {
   it('frames JSON on one data line, even with line breaks inside strings', () => {
-    expect(text(encodeSseJson({ a: 'x\ny\r' }))).toBe('data: {"a":"x\\ny\\r"}\n\n');
+    expect(sseJson({ a: 'x\ny\r' })).toBe('data: {"a":"x\\ny\\r"}\n\n');
+    expect(sseEvent('message_stop', { type: 'message_stop' })).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
   });
 
   it('frames [DONE] and keep-alive comments', () => {
-    expect(text(encodeSseDone())).toBe('data: [DONE]\n\n');
-    expect(text(encodeSseComment())).toBe(': keepalive\n\n');
-    expect(text(encodeSseComment('a\nb'))).toBe(': a b\n\n');
+    expect(SSE_DONE).toBe('data: [DONE]\n\n');
+    expect(sseComment()).toBe(': keepalive\n\n');
+    expect(sseComment('a\nb')).toBe(': a b\n\n');
   });
 
-  it('hands out independent buffers for the fixed frames', () => {
-    const a = encodeSseDone();
+  it('hands out a new buffer each time, so one consumer cannot spoil another', () => {
+    const a = sseBytes(SSE_DONE);
     a.fill(0);
-    expect(text(encodeSseDone())).toBe('data: [DONE]\n\n');
+    expect(new TextDecoder().decode(sseBytes(SSE_DONE))).toBe('data: [DONE]\n\n');
   });
 
-  it('round-trips through the decoder, multi-line data included', async () => {
-    const parts = [encodeSseJson({ n: 1, s: 'é👋' }), encodeSseComment(), encodeSseData('line 1\nline 2\r\nline 3'), encodeSseDone()];
+  it('round-trips through the decoder, multi-line data and frames joined before encoding included', async () => {
+    const parts = [sseBytes(sseJson({ n: 1, s: 'é👋' }) + sseComment()), sseBytes(sseData('line 1\nline 2\r\nline 3') + SSE_DONE)];
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const p of parts) controller.enqueue(p);

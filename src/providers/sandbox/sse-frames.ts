@@ -2,7 +2,7 @@
  * The sandbox server's streamed answer as SSE frames, with pacing and mid-stream faults applied. A generator
  * rather than a push loop, so the body is produced only as fast as the client reads it.
  */
-import { encodeSseData, encodeSseDone, encodeSseJson } from '../../streaming/sse-encode.js';
+import { SSE_DONE, sseBytes, sseData, sseJson } from '../../streaming/sse-encode.js';
 import { failureTokenIndex, type FailureFault, type FaultPlan } from './faults.js';
 import { TokenClock, sleep, untilAborted } from './pacing.js';
 import type { SimulatedCompletion } from './simulator.js';
@@ -26,7 +26,7 @@ export async function* sseFrames(ctx: FrameContext): AsyncGenerator<Uint8Array, 
   const clock = new TokenClock(plan.pace, signal);
   if (plan.failure?.type === 'stall_before_first_token') await untilAborted(signal);
   await clock.beforeToken(0);
-  yield encodeSseJson(chunkObject(meta, sim.firstDelta, null, includeUsage));
+  yield sseBytes(sseJson(chunkObject(meta, sim.firstDelta, null, includeUsage)));
   const total = sim.tokenDeltas.length;
   const failAt = Math.min(failureTokenIndex(plan.failure) ?? Number.POSITIVE_INFINITY, total);
   for (let i = 0; i < total || i === failAt; i++) {
@@ -38,11 +38,11 @@ export async function* sseFrames(ctx: FrameContext): AsyncGenerator<Uint8Array, 
     const delta = sim.tokenDeltas[i];
     if (!delta) break;
     if (i > 0) await clock.beforeToken(i);
-    yield encodeSseJson(chunkObject(meta, delta, null, includeUsage));
+    yield sseBytes(sseJson(chunkObject(meta, delta, null, includeUsage)));
   }
-  yield encodeSseJson(chunkObject(meta, {}, sim.finishReason, includeUsage));
-  if (includeUsage) yield encodeSseJson(usageChunkObject(meta, sim.usage));
-  yield encodeSseDone();
+  yield sseBytes(sseJson(chunkObject(meta, {}, sim.finishReason, includeUsage)));
+  if (includeUsage) yield sseBytes(sseJson(usageChunkObject(meta, sim.usage)));
+  yield sseBytes(SSE_DONE);
 }
 
 /** Applies a mid-stream failure; returns a last frame to send (the malformed one) before the body ends. */
@@ -51,7 +51,7 @@ async function strike(failure: FailureFault, ctx: FrameContext): Promise<Uint8Ar
     case 'stall_after_tokens':
       return untilAborted(ctx.signal);
     case 'malformed_chunk':
-      return encodeSseData(malformedChunkText(ctx.meta));
+      return sseBytes(sseData(malformedChunkText(ctx.meta)));
     case 'reset':
       await sleep(FLUSH_BEFORE_RESET_MS, ctx.signal);
       if (!ctx.reset) throw new Error('sandbox reset fault: this runtime cannot reset a connection; body errored instead');
