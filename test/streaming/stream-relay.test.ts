@@ -125,4 +125,43 @@ describe('relayStream', () => {
     expect(calls.filter((c) => c === 'cancel')).toHaveLength(1);
     expect(calls.lastIndexOf('pull')).toBeLessThan(calls.indexOf('cancel') + 2);
   });
+
+  it('writes what one step of the stream enqueues in one socket write (node:http corks a tick\'s writes): the headers with the opening, the last frames with the end', async () => {
+    const socketWrites: number[] = [];
+    const source: ByteSource = {
+      start(sink) {
+        sink.enqueue(bytes('open'));
+      },
+      async pull(sink) {
+        await new Promise((r) => setTimeout(r, 5));
+        // A read's frames, then in another step the closing frames, [DONE] and the end, as a stream ends.
+        sink.enqueue(bytes('delta'));
+        setTimeout(() => {
+          sink.enqueue(bytes('closing'));
+          sink.enqueue(bytes('[DONE]'));
+          sink.close();
+        }, 5);
+      },
+      cancel: async () => undefined,
+    };
+    const port = await serve((res) => {
+      // Every write the socket hands to the system, one or several buffers each.
+      const socket = res.socket as unknown as { _writev: (chunks: unknown[], cb: unknown) => void; _write: (chunk: unknown, enc: unknown, cb: unknown) => void };
+      const writev = socket._writev.bind(socket);
+      const write = socket._write.bind(socket);
+      socket._writev = (chunks, cb) => {
+        socketWrites.push(chunks.length);
+        writev(chunks, cb);
+      };
+      socket._write = (chunk, enc, cb) => {
+        socketWrites.push(1);
+        write(chunk, enc, cb);
+      };
+      relayStream(res, 200, { 'content-type': 'text/event-stream' }, source);
+    });
+    const raw = await get(port);
+    expect(raw).toMatch(/\r\n4\r\nopen\r\n5\r\ndelta\r\n7\r\nclosing\r\n6\r\n\[DONE\]\r\n0\r\n\r\n$/);
+    // Headers and opening; the delta; the closing frames, [DONE] and the chunked encoding's end.
+    expect(socketWrites).toHaveLength(3);
+  });
 });
