@@ -14,18 +14,13 @@
 // bench/ab-revision.sh). All pinned to core 0, the load generator and the upstream on core 1, each gateway
 // on its own SQLite file. Prints per target: CPU per request (the sum of the windows' CPU over the sum of
 // their requests), requests per second, and the median (and range) of the per-round ratios.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { corePlan } from './lib/processes.mjs';
+import { buildRevision } from './lib/revision.mjs';
 import { prepareDatabase, startGatewayProcess, startLimitGateway, startUpstream } from './lib/targets.mjs';
 import { fixedSizePrompt, requestBody } from './lib/workload.mjs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODEL = 'svc-fast';
 const { values: opts } = parseArgs({
   options: {
@@ -39,22 +34,6 @@ const { values: opts } = parseArgs({
     'prompt-bytes': { type: 'string', default: '1024' },
   },
 });
-
-/** REV built in a scratch worktree that borrows this checkout's node_modules; returns its CLI and cleanup. */
-function buildRevision(rev) {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-interleaved-'));
-  const tree = join(dir, 'tree');
-  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '-q', '--detach', tree, rev]);
-  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-  execFileSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: tree });
-  return {
-    cli: join(tree, 'bin/svc-gateway.js'),
-    cleanup() {
-      execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', tree]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
