@@ -307,7 +307,7 @@ describe('sqlite group commit', () => {
     }
   });
 
-  it('fails every write of a group whose journal rows are refused at its end, and commits none of them', async () => {
+  it('fails only the write whose row is refused at the group\'s end, and commits the others', async () => {
     const clock = new ManualClock(T0);
     const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'refused.db')));
     migrate(conn, clock);
@@ -316,19 +316,37 @@ describe('sqlite group commit', () => {
     try {
       const owner = await seedAccount(store);
       const { grant } = await store.ledger.grant(purchased(owner, 1_000));
-      // A reserve, then in the same group a write whose journal row breaks the table's CHECK (amount > 0):
-      // the row is refused only at the group's end, after both writes ran.
-      const reserved = store.ledger.reserve({ holdId: 'hold_refused_group', keyId: owner.keyId, amount: 50, leaseMs: 60_000 });
-      const refused = conn.write(() =>
-        appendEntries(conn, [{ accountId: owner.accountId, environment: 'live', kind: 'release', amount: -5, grantId: Number(grant.id), holdId: null }], T0),
-      );
-      await expect(refused).rejects.toThrow(/CHECK constraint failed/);
-      await expect(reserved).rejects.toThrow(/CHECK constraint failed/);
-      expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 1_000, reserved: 0 });
-      expect(conn.get('SELECT id FROM holds WHERE id = ?', 'hold_refused_group')).toBeUndefined();
-      // The next group starts clean: the refused rows went with the rollback.
-      expect((await store.ledger.reserve({ holdId: 'hold_after', keyId: owner.keyId, amount: 50, leaseMs: 60_000 })).ok).toBe(true);
+      const held = await Promise.all(['hold_a', 'hold_p', 'hold_c'].map((holdId) => store.ledger.reserve({ holdId, keyId: owner.keyId, amount: 50, leaseMs: 60_000 })));
+      expect(held.every((r) => r.ok)).toBe(true);
+      // A usage event refused at the end (what a full disk or a bug caught by a constraint would do).
+      conn.db.exec(`CREATE TRIGGER poison BEFORE INSERT ON usage_events WHEN NEW.request_id = 'req_poison'
+        BEGIN SELECT RAISE(ABORT, 'simulated refusal'); END`);
+      // One group: three settles, one with the refused event, a reserve, a key read, and a journal row
+      // that breaks the table's CHECK (amount > 0).
+      const results = await Promise.allSettled([
+        store.ledger.settle({ holdId: 'hold_a', amount: 10, usage: usage({ requestId: 'req_a' }) }),
+        store.ledger.settle({ holdId: 'hold_p', amount: 10, usage: usage({ requestId: 'req_poison' }) }),
+        store.ledger.settle({ holdId: 'hold_c', amount: 10, usage: usage({ requestId: 'req_c' }) }),
+        store.ledger.reserve({ holdId: 'hold_d', keyId: owner.keyId, amount: 50, leaseMs: 60_000 }),
+        store.keys.findKey(owner.keyId),
+        conn.write(() =>
+          appendEntries(conn, [{ accountId: owner.accountId, environment: 'live', kind: 'release', amount: -5, grantId: Number(grant.id), holdId: null }], T0),
+        ),
+      ]);
+      const [a, p, c, d, key, refused] = results;
+      expect(a).toMatchObject({ status: 'fulfilled', value: { status: 'settled', charged: 10 } });
+      expect(p).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/simulated refusal/) } });
+      expect(c).toMatchObject({ status: 'fulfilled', value: { status: 'settled', charged: 10 } });
+      expect(d).toMatchObject({ status: 'fulfilled', value: { ok: true, holdId: 'hold_d' } });
+      expect(key).toMatchObject({ status: 'fulfilled', value: { id: owner.keyId } });
+      expect(refused).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/CHECK constraint failed/) } });
+      // The refused settle left nothing: its hold is pending, for a retry or the reaper.
+      expect(conn.get<{ status: string }>('SELECT status FROM holds WHERE id = ?', 'hold_p')?.status).toBe('pending');
+      expect(conn.all<{ request_id: string }>('SELECT request_id FROM usage_events ORDER BY id').map((r) => r.request_id)).toEqual(['req_a', 'req_c']);
       expect(conn.get<{ n: number }>('SELECT count(*) AS n FROM ledger_entries WHERE amount < 0')?.n).toBe(0);
+      expect(await store.ledger.balance(owner.accountId, 'live')).toMatchObject({ purchased: 1_000 - 20 - 100, reserved: 100 });
+      conn.db.exec('DROP TRIGGER poison');
+      expect(await store.ledger.settle({ holdId: 'hold_p', amount: 10, usage: usage({ requestId: 'req_poison' }) })).toMatchObject({ status: 'settled', charged: 10 });
       expect((await store.ledger.audit()).findings).toEqual([]);
     } finally {
       conn.close();

@@ -25,7 +25,9 @@
  * nothing smaller than the group to undo, so the writes run so far roll back with it: the write that threw
  * gets its error, the earlier ones `unavailable`, which their callers retry (every ledger call is idempotent),
  * and the writes still queued run in a new transaction. Nothing half-written is ever committed and nobody
- * acts on a rolled-back write.
+ * acts on a rolled-back write. Rows a write leaves for the group's end (SqliteConnection.atCommit: journal rows,
+ * usage events, counters) are written just before the COMMIT; if one is refused there, the group's writes
+ * are run again one transaction each, and only the write that left it fails.
  */
 import type Database from 'libsql';
 import { StoreError } from '../errors.js';
@@ -112,6 +114,16 @@ export class GroupCommit {
     }
     try {
       this.hooks.beforeCommit();
+    } catch {
+      // A row the writes left for the end (a journal row, a usage event, a counter: database.ts, atCommit)
+      // was refused, and which write left it is not known: each write runs again in a transaction of its
+      // own, so only the one whose row is refused fails, as it would have had it written the row itself.
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.hooks.rolledBack();
+      for (const r of ran) this.runAlone(r.queued);
+      return;
+    }
+    try {
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
@@ -120,5 +132,25 @@ export class GroupCommit {
       return;
     }
     for (const r of ran) r.queued.resolve(r.result);
+  }
+
+  /** One write in a transaction of its own (its first run was rolled back with its group: nothing of it remains). */
+  private runAlone(queued: Queued): void {
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      queued.reject(error);
+      return;
+    }
+    try {
+      const result = queued.fn();
+      this.hooks.beforeCommit();
+      this.db.exec('COMMIT');
+      queued.resolve(result);
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.hooks.rolledBack();
+      queued.reject(error);
+    }
   }
 }
