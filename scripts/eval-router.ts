@@ -15,6 +15,7 @@ import { readFeatureFile, type FeatureRow } from './router/feature-file.js';
 import { decisions, score, scoreByLength, type Metrics, type ScoreReport } from './router/score.js';
 import { featurize, type Example } from './router/train.js';
 import { EVALUATION_ONLY_SOURCES } from './router/real-set.js';
+import { calibration } from './router/calibration.js';
 
 const { values } = parseArgs({
   options: {
@@ -152,6 +153,11 @@ function reportReal(title: string, rows: readonly FeatureRow[], probs: Probabili
   }
   console.log(line('POOLED', r.overall));
   console.log('confusion (rows gold fast/code/smart, cols predicted):', JSON.stringify(r.overall.confusion));
+  const c = calibration(probs, rows.map((row) => row.tier));
+  console.log(`calibration of P(needs more than svc-fast): ECE ${c.ece.toFixed(3)}, mean predicted ${c.predicted.toFixed(3)}, observed ${c.observed.toFixed(3)}`);
+  console.log(
+    '  ' + c.bins.filter((b) => b.n > 0).map((b) => `[${b.from.toFixed(1)},${b.to.toFixed(1)}) n=${b.n} ${b.predicted.toFixed(2)}->${b.observed.toFixed(2)}`).join('  '),
+  );
   if (!values.sweep) return;
   const sweep = [0, 0.3, 0.5, 0.7, 0.85, 1].map((q) => {
     const m = byFamily(q).overall;
