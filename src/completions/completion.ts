@@ -12,6 +12,7 @@ import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
 import { type Deadline, repeatEvery } from '../core/deadline-timers.js';
+import { StopSignal } from '../core/stop-signal.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
@@ -96,9 +97,10 @@ export class Completion {
   private readonly startedAt = performance.now();
   /**
    * Aborts the upstream call: when the client goes away (with the client's reason) or when the completion
-   * is interrupted. One controller for both, rather than a signal combining two: one fewer per request.
+   * is interrupted. One signal for both, rather than a signal combining two; and not an AbortController:
+   * only the attempt's own signal, which the upstream call gets, has to be one (src/core/stop-signal.ts).
    */
-  private readonly stop = new AbortController();
+  private readonly stop = new StopSignal();
   private interruption: Extract<Ending, 'shutdown' | 'write_timeout'> | null = null;
   private readonly interruptListeners: ((reason: Extract<Ending, 'shutdown' | 'write_timeout'>) => void)[] = [];
   private ending: Promise<Settlement> | null = null;
@@ -120,7 +122,7 @@ export class Completion {
       // Observed attempts: their spans, the time spent on upstreams, the first token.
       targets: spec.observation?.attach(spec.route.entry.id, targets) ?? targets,
       request: { ...spec.request, max_tokens: spec.quote.maxOutputTokens },
-      clientSignal: this.stop.signal,
+      clientSignal: this.stop,
       requestDeadlineAt: performance.now() + deps.limits.requestTimeoutMs,
       afterPartial: spec.afterPartial,
       countTokens: (text) => estimateDeliveredTokens(text, 0),

@@ -39,6 +39,13 @@ type Phase = 'connect' | 'first_token' | 'streaming' | 'done';
 /** Which deadline is next: the phase's own, the attempt's total, or the request's. */
 type Bound = 'phase' | 'total' | 'request';
 
+/** What an attempt needs of the signal above it (the completion's, src/core/stop-signal.ts; an AbortSignal is one too). */
+export interface ParentSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options: { once: true }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export class AttemptDeadlines {
   readonly controller = new AbortController();
   private phase: Phase = 'connect';
@@ -59,7 +66,7 @@ export class AttemptDeadlines {
 
   constructor(
     private readonly deadlines: Deadlines,
-    private readonly parent: AbortSignal,
+    private readonly parent: ParentSignal,
     /** `performance.now()` instant after which the whole request gives up, whatever this attempt's own deadlines say. */
     private readonly requestDeadlineAt: number,
     /** A one-piece call: its first token arrives with its last, so the first-token deadline bounds it all. */

@@ -25,7 +25,7 @@ import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type EventBatches, type StreamEvent } from '../providers/contract.js';
 import { detailOf } from '../providers/upstream-failures.js';
-import { AttemptDeadlines } from './deadlines.js';
+import { AttemptDeadlines, type ParentSignal } from './deadlines.js';
 import type { Target } from './router.js';
 
 export interface Attempt {
@@ -59,7 +59,7 @@ export interface FailoverOptions {
   targets: readonly Target[];
   /** `max_tokens` is the bound of the whole answer, across attempts. */
   request: ChatRequest & { max_tokens: number };
-  clientSignal: AbortSignal;
+  clientSignal: ParentSignal;
   /** `performance.now()` instant after which no attempt may run (monotonic: a wall-clock step moves no deadline). */
   requestDeadlineAt: number;
   afterPartial: 'continue' | 'restart';

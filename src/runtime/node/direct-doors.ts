@@ -13,7 +13,7 @@
  */
 import { SpanStatusCode, context as otelContext, type TextMapGetter } from '@opentelemetry/api';
 import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { ClientSignal } from '../../completions/completion.js';
+import { StopSignal } from '../../core/stop-signal.js';
 import type { AppDeps } from '../../core/deps.js';
 import { chatDoor } from '../../http/chat-completions.js';
 import { serveCompletion, type CompletionDoor } from '../../http/completion-door.js';
@@ -71,24 +71,6 @@ export function directDoors(deps: AppDeps, app: RequestListener, writeTimeoutMs:
   };
 }
 
-/** The client's going away, as a completion listens for it: one object, no AbortController. */
-class ConnectionClosed implements ClientSignal {
-  aborted = false;
-  reason: unknown = undefined;
-  private listeners: (() => void)[] = [];
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    if (!this.aborted) this.listeners.push(listener);
-  }
-
-  abort(reason: string): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    for (const listener of this.listeners.splice(0)) listener();
-  }
-}
-
 /** A request header by its lowercase name, as a Web Request's Headers give it (a repeated one joined). */
 function headerOf(incoming: IncomingMessage, name: string): string | undefined {
   const value = incoming.headers[name];
@@ -111,7 +93,8 @@ async function serveDirect(
 ): Promise<void> {
   const header = (name: string): string | undefined => headerOf(incoming, name);
   const { requestId } = observation;
-  const closed = new ConnectionClosed();
+  // The client's going away, as a completion listens for it.
+  const closed = new StopSignal();
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) closed.abort(incoming.errored ? incoming.errored.toString() : 'Client connection prematurely closed.');
   });
