@@ -20,8 +20,9 @@ function textOf(insert: RowsInsert, rows: number): string {
 
 /**
  * Inserts the rows whose parameters `params` holds, `columns` a row, in order, ROWS_PER_INSERT rows a
- * statement: one statement costs about as much as the rows it writes (binding, stepping, resetting), so a
- * transaction's rows of one table are written together (journal.ts, usage.ts).
+ * statement: a transaction's rows of one table are written together (journal.ts, usage.ts). A request's
+ * three journal rows cost 24.6 us in two statements of their own and 13 us among a group's in one
+ * (bench/lib/statement-timing.mjs, docs/performance.md, thirteenth session).
  */
 export function insertRows(conn: SqliteConnection, insert: RowsInsert, columns: number, params: readonly SqlParam[]): void {
   const perStatement = ROWS_PER_INSERT * columns;
