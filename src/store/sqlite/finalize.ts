@@ -38,10 +38,10 @@ export function settlePending(conn: SqliteConnection, ending: EndingHold, input:
   const owner = { accountId: hold.accountId, environment: hold.environment, holdId: hold.id };
   const entries: Entry[] = [];
   for (const part of splitCharge(ending.allocations, charged)) {
-    entries.push({ ...owner, kind: 'settle', amount: part.spent, grantId: part.grantId });
+    entries.push({ accountId: owner.accountId, environment: owner.environment, holdId: owner.holdId, kind: 'settle', amount: part.spent, grantId: part.grantId });
     if (part.released > 0) {
       adjustRemaining(conn, part.grantId, part.released);
-      entries.push({ ...owner, kind: 'release', amount: part.released, grantId: part.grantId });
+      entries.push({ accountId: owner.accountId, environment: owner.environment, holdId: owner.holdId, kind: 'release', amount: part.released, grantId: part.grantId });
     }
   }
   appendEntries(conn, entries, now);

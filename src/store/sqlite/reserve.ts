@@ -52,13 +52,13 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   }
   insertHold(
     conn,
-    { id: input.holdId, ...owner, keyId: input.keyId, day, amount: input.amount, status: 'pending', leaseExpiresAt },
+    { id: input.holdId, accountId: owner.accountId, environment: owner.environment, keyId: input.keyId, day, amount: input.amount, status: 'pending', leaseExpiresAt },
     plan.allocations,
     now,
   );
   appendEntries(
     conn,
-    plan.allocations.map((a) => ({ ...owner, kind: 'reserve', amount: a.amount, grantId: a.grantId, holdId: input.holdId })),
+    plan.allocations.map((a) => ({ accountId: owner.accountId, environment: owner.environment, kind: 'reserve', amount: a.amount, grantId: a.grantId, holdId: input.holdId })),
     now,
   );
   for (const member of budgets) addCommitted(conn, member.id, day, input.amount);
