@@ -104,6 +104,6 @@ export function splitCharge(allocations: readonly Allocation[], charged: number)
   return allocations.map((allocation) => {
     const spent = Math.min(allocation.amount, toCharge);
     toCharge -= spent;
-    return { ...allocation, spent, released: allocation.amount - spent };
+    return { grantId: allocation.grantId, amount: allocation.amount, spent, released: allocation.amount - spent };
   });
 }

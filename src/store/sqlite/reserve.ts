@@ -83,7 +83,17 @@ function keyAndHold(conn: SqliteConnection, keyId: string, holdId: string): { ke
     holdId,
   );
   if (row === undefined) return undefined;
-  const { hold_id, hold_amount, hold_status, hold_lease_expires_at, ...key } = row;
-  const hold = hold_id === null ? null : { id: hold_id, amount: hold_amount, status: hold_status, leaseExpiresAt: hold_lease_expires_at };
+  // Field by field: an object rest (`...key`) is a runtime call that builds a slow object, and the key's
+  // fields are read all through the reserve.
+  const key: KeyRowForChain = {
+    id: row.id,
+    account_id: row.account_id,
+    environment: row.environment,
+    daily_credit_limit: row.daily_credit_limit,
+    revoked_at: row.revoked_at,
+    depth: 0,
+    parent_key_id: row.parent_key_id,
+  };
+  const hold = row.hold_id === null ? null : { id: row.hold_id, amount: row.hold_amount, status: row.hold_status, leaseExpiresAt: row.hold_lease_expires_at };
   return { key, hold };
 }
