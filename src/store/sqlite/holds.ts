@@ -50,25 +50,24 @@ export interface EndingHold {
 }
 
 /**
- * One read for a settle, a void or the reaper: the hold, its key's parent and its allocations (a row per
- * allocation, or one with null allocation columns when it has none). Null if there is no such hold. Both
- * joins are outer: no state of another table may make a hold unknown to the one call that ends it.
+ * One read for a settle, a void or the reaper: the hold, its key's parent and its allocations in spending
+ * order, in one row (the allocations as a JSON array: a multi-row read costs libsql about 3 us more than a
+ * one-row read, see spendableGrants in grants.ts). Null if there is no such hold. The key's join is outer:
+ * no state of another table may make a hold unknown to the one call that ends it.
  */
 export function findEndingHold(conn: SqliteConnection, holdId: string): EndingHold | null {
-  const rows = conn.all<HoldRow & { parent_key_id: string | null; settled_amount: number | null; grant_id: number | null; allocated: number | null }>(
+  const row = conn.get<HoldRow & { parent_key_id: string | null; settled_amount: number | null; allocations: string }>(
     `SELECT h.id, h.account_id, h.environment, h.key_id, h.day, h.amount, h.status, h.lease_expires_at, h.settled_amount,
-            k.parent_key_id, a.grant_id, a.amount AS allocated
-     FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id LEFT JOIN hold_allocations a ON a.hold_id = h.id
-     WHERE h.id = ? ORDER BY a.seq`,
+            k.parent_key_id,
+            (SELECT json_group_array(json_array(a.grant_id, a.amount) ORDER BY a.seq) FROM hold_allocations a WHERE a.hold_id = h.id)
+              AS allocations
+     FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id
+     WHERE h.id = ?`,
     holdId,
   );
-  const first = rows[0];
-  if (first === undefined) return null;
-  const allocations: Allocation[] = [];
-  for (const row of rows) {
-    if (row.grant_id !== null && row.allocated !== null) allocations.push({ grantId: row.grant_id, amount: row.allocated });
-  }
-  return { hold: toHold(first), allocations, parentKeyId: first.parent_key_id, settledAmount: first.settled_amount };
+  if (row === undefined) return null;
+  const allocations = (JSON.parse(row.allocations) as [number, number][]).map(([grantId, amount]) => ({ grantId, amount }));
+  return { hold: toHold(row), allocations, parentKeyId: row.parent_key_id, settledAmount: row.settled_amount };
 }
 
 /** The status guard makes finalizing a second time change nothing even if a caller skipped the check. */
