@@ -161,6 +161,46 @@ describe('sqlite group commit', () => {
     expect(names(path)).toEqual(['c']);
   });
 
+  it('gives up on the rest at once when a write run again alone cannot take the lock', async () => {
+    db.pragma('busy_timeout = 50');
+    const other = new Database(path, { timeout: 50 });
+    let refusedOnce = false;
+    const begins: string[] = [];
+    const exec = db.exec.bind(db);
+    db.exec = ((sql: string) => {
+      if (sql === 'BEGIN IMMEDIATE') begins.push(sql);
+      return exec(sql);
+    }) as typeof db.exec;
+    const lockedGroup = new GroupCommit(
+      db,
+      {
+        changes: () => changed,
+        // The end-of-group work is refused once, so the writes are to run again one by one ...
+        beforeCommit: () => {
+          if (!refusedOnce) {
+            refusedOnce = true;
+            throw new Error('a row left for the end was refused');
+          }
+        },
+        // ... and meanwhile another process takes the write lock and keeps it.
+        rolledBack: () => void other.exec('BEGIN IMMEDIATE'),
+      },
+      (commit) => pending.push(commit),
+    );
+    try {
+      const writes = ['a', 'b', 'c'].map((name) => lockedGroup.run(insert(name)));
+      pending.shift()!();
+      for (const w of writes) await expect(w).rejects.toThrow(/locked|busy/i);
+      // The group's BEGIN, then one more: the first write alone could not begin, and the others were not tried.
+      expect(begins).toHaveLength(2);
+      expect(db.inTransaction).toBe(false);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(names(path)).toEqual([]);
+  });
+
   it('flush() commits the open group at once', async () => {
     const a = group.run(insert('a'));
     group.flush();

@@ -120,7 +120,15 @@ export class GroupCommit {
       // own, so only the one whose row is refused fails, as it would have had it written the row itself.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.hooks.rolledBack();
-      for (const r of ran) this.runAlone(r.queued);
+      for (let i = 0; i < ran.length; i++) {
+        const beginError = this.runAlone((ran[i] as Ran).queued);
+        // The lock could not be had (another process holds it past the busy timeout): the rest would each
+        // wait as long, with the event loop blocked, to fail the same way.
+        if (beginError !== null) {
+          for (const r of ran.slice(i + 1)) r.queued.reject(beginError);
+          return;
+        }
+      }
       return;
     }
     try {
@@ -134,13 +142,16 @@ export class GroupCommit {
     for (const r of ran) r.queued.resolve(r.result);
   }
 
-  /** One write in a transaction of its own (its first run was rolled back with its group: nothing of it remains). */
-  private runAlone(queued: Queued): void {
+  /**
+   * One write in a transaction of its own (its first run was rolled back with its group: nothing of it
+   * remains). Returns the error of a BEGIN that failed (the write is rejected with it), else null.
+   */
+  private runAlone(queued: Queued): unknown {
     try {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (error) {
       queued.reject(error);
-      return;
+      return error;
     }
     try {
       const result = queued.fn();
@@ -148,9 +159,14 @@ export class GroupCommit {
       this.db.exec('COMMIT');
       queued.resolve(result);
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      try {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      } catch {
+        // SQLite rolled back itself (or cannot): the write still gets its own error below.
+      }
       this.hooks.rolledBack();
       queued.reject(error);
     }
+    return null;
   }
 }
