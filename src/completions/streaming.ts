@@ -49,8 +49,8 @@ export class StreamStates {
 }
 
 export interface StreamOptions {
-  /** Receives every byte written to the client (an idempotent request's recording). */
-  tap?: (bytes: Uint8Array) => void;
+  /** Receives every frame written to the client, as the text it was encoded from (an idempotent request's recording). */
+  tap?: (frames: string) => void;
   /**
    * Called when the answer ended whole, once every frame but the final `[DONE]` was written and tapped
    * (`[DONE]` is tapped too): the client sees `[DONE]` only after it resolves, so an idempotent request is
@@ -115,9 +115,8 @@ export async function startStreaming(completion: Completion, options: StreamOpti
   // retry replays the whole answer it paid for.
   const write = (frames: string): void => {
     if (frames === '') return;
-    const bytes = sseBytes(frames);
-    options.tap?.(bytes);
-    if (!detached) sink?.enqueue(bytes);
+    options.tap?.(frames);
+    if (!detached) sink?.enqueue(sseBytes(frames));
   };
   /** True while a pull waits on the upstream; false while the client holds the stream back. */
   let pulling = false;
@@ -147,11 +146,10 @@ export async function startStreaming(completion: Completion, options: StreamOpti
       write(encoder.internalError({ code: 'internal_error', message: 'The gateway failed to close this answer. It has been logged.' }));
     } finally {
       const doneFrame = encoder.done();
-      const done = doneFrame === null ? null : sseBytes(doneFrame);
-      if (done !== null) options.tap?.(done);
+      if (doneFrame !== null) options.tap?.(doneFrame);
       if (options.beforeDone) await options.beforeDone(ending).catch(() => undefined);
       if (!detached) {
-        if (done !== null) sink?.enqueue(done);
+        if (doneFrame !== null) sink?.enqueue(sseBytes(doneFrame));
         sink?.close();
       }
       detached = true;

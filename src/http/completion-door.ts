@@ -155,7 +155,6 @@ export async function serveCompletion(exchange: DoorRequest, door: CompletionDoo
 
   if (request.stream) {
     let recording = '';
-    const decoder = new TextDecoder();
     const abandonConnection = exchange.abandonConnection;
     const stream = await startStreaming(
       completion,
@@ -164,12 +163,12 @@ export async function serveCompletion(exchange: DoorRequest, door: CompletionDoo
         : {
             abandonConnection,
             ...(door.encoder ? { encoder: door.encoder(completion) } : {}),
-            tap: (bytes) => {
-              recording += decoder.decode(bytes, { stream: true });
+            tap: (frames) => {
+              recording += frames;
             },
             beforeDone: (ending) =>
               ending === 'completed'
-                ? record({ status: 200, contentType: SSE_HEADERS['content-type'] ?? 'text/event-stream', body: recording + decoder.decode() })
+                ? record({ status: 200, contentType: SSE_HEADERS['content-type'] ?? 'text/event-stream', body: recording })
                 : Promise.resolve(),
             onClosed: (ending) => {
               if (ending !== 'completed') release();
