@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // CPU per upstream call of the gateway's two upstream clients, on the same loopback upstream in one run:
 // the platform's fetch (what the adapters get on edge runtimes, and got on Node before) and the Node
-// runtime's transport (undici's request, the body as undici's own stream, src/runtime/node/upstream-client.ts).
+// runtime's transport (undici's dispatch, the body read from its handler calls, src/runtime/node/upstream-client.ts).
 // Each call is consumed the way the adapters consume it: res.text() for a JSON answer, the body's reader
 // to the end for a stream. The client process is pinned to core 0, the upstream to core 1.
 // Run: npm run build && node bench/upstream-client.mjs [--calls N] [--concurrency C]

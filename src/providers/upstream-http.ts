@@ -5,7 +5,7 @@
  * Not `fetch` and `Response`, because on Node those cost a request path its largest share of garbage: the
  * WHATWG Response, Headers, and a web ReadableStream over undici's body, with promise hops for every chunk
  * through each (docs/performance.md, issue 20). The Node runtime implements this directly on undici's
- * `request` (../runtime/node/upstream-client.ts); edge runtimes get it over their platform's fetch
+ * `dispatch` (../runtime/node/upstream-client.ts); edge runtimes get it over their platform's fetch
  * (`httpOverFetch`), so the adapters stay runtime-neutral.
  */
 

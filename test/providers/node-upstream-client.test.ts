@@ -77,6 +77,12 @@ beforeAll(async () => {
           more();
           return;
         }
+        case '/early-hints':
+          // A 103 informational head before the answer's own.
+          res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"hinted":true}');
+          return;
         case '/silent':
           // Never answers: only the caller's signal ends the call.
           return;
@@ -117,7 +123,7 @@ async function waitFor(check: () => boolean, ms = 2000): Promise<void> {
   }
 }
 
-describe('the Node upstream transport (undici request)', () => {
+describe('the Node upstream transport (undici dispatch)', () => {
   it('sends the method, headers and body, and answers with status, headers and the body', () =>
     withClient(async (client) => {
       const res = await client.http(`${base}/json`, {
@@ -162,6 +168,13 @@ describe('the Node upstream transport (undici request)', () => {
       expect(res.status).toBe(307);
       expect(res.ok).toBe(false);
       expect(await res.text()).toBe('moved');
+    }));
+
+  it('answers with the final status after an informational 1xx head', () =>
+    withClient(async (client) => {
+      const res = await client.http(`${base}/early-hints`, post());
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('{"hinted":true}');
     }));
 
   it('streams the body as it arrives, and leaving the loop over it closes the upstream connection', () =>

@@ -1,32 +1,27 @@
 /**
- * The Node runtime's upstream transport (../../providers/upstream-http.ts), on undici's `request`.
+ * The Node runtime's upstream transport (../../providers/upstream-http.ts), on undici's `dispatch`.
  *
  * On edge runtimes the adapters get the platform's fetch. On Node, the global fetch (undici's fetch
  * underneath) costs 300 to 400 us of CPU per upstream call on these machines, most of it in the WHATWG fetch
- * algorithm (request and response objects, header guards, body mixins), against about 130 us for undici's
- * `request` (bench/upstream-client.mjs). The body is handed over as undici's own Node stream, not as a web
- * ReadableStream over it: the web stream added two objects and several promise hops for every chunk read,
- * about a quarter of the gateway's allocation per request (docs/performance.md, issue 20).
+ * algorithm (request and response objects, header guards, body mixins). undici's `request` costs less, yet
+ * still builds per call an async resource, a Node Readable for the body (with its state, buffer and events)
+ * and an abort listener through Node's validating `addAbortListener`; this transport takes the dispatcher's
+ * handler calls (the answer's head, each chunk, the end) and answers the adapters' reads from them directly
+ * (docs/performance.md, issue 20).
  *
  * What the adapters rely on is kept: the status, the headers, a streamed body whose early end closes the
  * upstream connection, and abort by signal at any point. Redirects are not followed: an LLM API answers a
  * POST directly, and a 3xx reaches the adapter as the non-2xx it is (docs/providers.md).
  */
-import { Agent, type Dispatcher } from 'undici';
-import type { UpstreamBody, UpstreamHeaders, UpstreamHttp } from '../../providers/upstream-http.js';
-
-/** undici's body: a Node Readable, with dump() to read a tail without keeping it. */
-type BodyReadable = Dispatcher.ResponseData['body'];
+import { Agent, errors, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { UpstreamBody, UpstreamHeaders, UpstreamHttp, UpstreamPost, UpstreamReply } from '../../providers/upstream-http.js';
 
 /** Statuses whose response has no body by definition. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-type RawHeaders = Record<string, string | string[] | undefined>;
-
-const ignore = (): void => {};
-
 /** undici's header record (names lower-cased) read as `Headers.get` reads: repeated values joined by ", ". */
-function headersOf(raw: RawHeaders): UpstreamHeaders {
+function headersOf(raw: IncomingHttpHeaders): UpstreamHeaders {
   return {
     get(name) {
       const value = raw[name.toLowerCase()];
@@ -36,7 +31,7 @@ function headersOf(raw: RawHeaders): UpstreamHeaders {
   };
 }
 
-/** Bytes buffered ahead of the reader before the socket is paused (undici buffers up to 64 KiB more). */
+/** Bytes buffered ahead of the reader before the socket is paused. */
 const READ_AHEAD_BYTES = 64 * 1024;
 
 /**
@@ -53,100 +48,202 @@ function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
   return Buffer.concat(chunks, bytes);
 }
 
+const DONE: IteratorResult<Uint8Array> = Object.freeze({ done: true, value: undefined });
+
+/** A signal's reason as the Error undici's abort takes (a signal aborted without one gives undici's own). */
+function abortError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new errors.RequestAbortedError();
+}
+
 /**
- * undici's body stream read as the chunks that arrived since the last read, joined. undici emits one 'data'
- * per HTTP chunk, and an SSE upstream writes one chunk per event, so a network read of 20 events is 20
- * 'data' events in one synchronous turn. Handing each to the reader on its own sent every event through every
- * layer above (SSE decoding, the adapter, the output bound, observation, failover) one asynchronous step at a
- * time, about 14 promises a step (docs/performance.md, "Eighth session"). A waiting read is therefore
- * answered one microtask later, with everything that turn delivered.
+ * One upstream call: the dispatcher's handler, the answer's promise, and the body the adapter reads.
  *
- * Not the stream's own async iterator: that one destroys the stream whenever the loop over it stops before
- * the stream emitted 'end', and an adapter stops at the `[DONE]` event, usually a tick before 'end', so every
- * request paid for an AbortError with its stack trace (about 60 us under the profiler). Here stopping early
- * destroys the stream only when its end has not arrived yet: then the upstream is still sending, and
- * destroying it closes that connection.
+ * The body's chunks are queued as undici delivers them and a waiting read is answered one microtask later,
+ * with everything that turn delivered: an SSE upstream writes one HTTP chunk per event, so one network read
+ * of 20 events is 20 calls in one synchronous turn, and handing each to the reader on its own sent every
+ * event through every layer above it one asynchronous step at a time (docs/performance.md, "Eighth session").
  */
-class NodeBodyIterator implements AsyncIterator<Uint8Array> {
+class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIterator<Uint8Array> {
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Until the answer's head arrives (or the call fails first). */
+  private answer: { resolve: (reply: UpstreamReply) => void; reject: (error: Error) => void } | null;
+  /** The signal fired before undici gave this call a controller: it is aborted as soon as it has one. */
+  private pendingAbort: Error | null = null;
+  private listening = true;
+
   private queue: Uint8Array[] = [];
   private queuedBytes = 0;
-  /** Every byte delivered so far: undici's dump() bounds the body's whole length, not what is left. */
+  /** Every byte delivered so far, to bound what a released body may still read. */
   private receivedBytes = 0;
-  private released = false;
+  private tailLimit = Infinity;
+  private tailTimer: NodeJS.Timeout | null = null;
+  /** The reader wants no more of the body: what still arrives is dropped. */
+  private discarding = false;
   private ended = false;
   private failure: Error | null = null;
   private waiter: { resolve: (result: IteratorResult<Uint8Array>) => void; reject: (error: Error) => void } | null = null;
   private answering = false;
 
-  constructor(private readonly source: BodyReadable) {
-    // The stream may have ended or died before the first read (a reset, a cancel): its events are gone, so
-    // its state says what a read must answer, or the read would wait for ever.
-    if (source.errored !== null) this.failure = source.errored;
-    else if (source.readableEnded) this.ended = true;
-    else if (source.destroyed) this.failure = new Error('the upstream body closed before its end');
-    source.on('data', (chunk: Uint8Array) => {
-      this.receivedBytes += chunk.byteLength;
-      if (this.released) return;
-      this.queue.push(chunk);
-      this.queuedBytes += chunk.byteLength;
-      // Paused even with a read waiting, so one answer is never larger than the read-ahead (take() resumes).
-      if (this.queuedBytes >= READ_AHEAD_BYTES) source.pause();
-      if (this.waiter !== null) this.answerSoon();
+  constructor(
+    private readonly signal: AbortSignal,
+    resolve: (reply: UpstreamReply) => void,
+    reject: (error: Error) => void,
+  ) {
+    this.answer = { resolve, reject };
+    signal.addEventListener('abort', this);
+  }
+
+  /** The signal's 'abort' (this object is its listener, so no closure is made per call). */
+  handleEvent(): void {
+    const reason = abortError(this.signal.reason);
+    if (this.controller !== null) {
+      this.controller.abort(reason);
+      return;
+    }
+    // Still waiting for a connection: the caller hears at once; undici drops the request when it reaches a socket.
+    this.pendingAbort = reason;
+    this.fail(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.pendingAbort !== null) controller.abort(this.pendingAbort);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    // 1xx informational heads come before the answer's own.
+    if (status < 200) return;
+    const answer = this.answer;
+    if (answer === null) return;
+    this.answer = null;
+    const nullBody = NULL_BODY_STATUSES.has(status);
+    if (nullBody) this.discarding = true;
+    answer.resolve({
+      status,
+      ok: status >= 200 && status < 300,
+      headers: headersOf(headers),
+      body: nullBody ? null : this,
+      text: () => (nullBody ? Promise.resolve('') : this.text()),
     });
-    source.on('end', () => {
-      this.ended = true;
-      this.answerSoon();
-    });
-    source.on('error', (error: Error) => {
-      this.failure = error;
-      this.answerSoon();
-    });
-    // Destroyed without an error (undici gives one when the body had not ended, so this is a backstop):
-    // a read waiting for more must not wait for ever.
-    source.on('close', () => {
-      if (!this.ended && this.failure === null) this.failure = new Error('the upstream body closed before its end');
-      this.answerSoon();
-    });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.receivedBytes += chunk.byteLength;
+    if (this.discarding) {
+      if (this.receivedBytes > this.tailLimit) controller.abort(new errors.RequestAbortedError('released body longer than its tail bound'));
+      return;
+    }
+    this.queue.push(chunk);
+    this.queuedBytes += chunk.byteLength;
+    // Paused even with a read waiting, so one answer is never larger than the read-ahead (take() resumes).
+    if (this.queuedBytes >= READ_AHEAD_BYTES) controller.pause();
+    if (this.waiter !== null) this.answerSoon();
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.finished();
+    this.answerSoon();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return this;
   }
 
   next(): Promise<IteratorResult<Uint8Array>> {
     if (this.queue.length > 0) return Promise.resolve({ done: false, value: this.take() });
     if (this.failure !== null) return Promise.reject(this.failure);
-    if (this.ended) return Promise.resolve({ done: true, value: undefined });
+    if (this.ended) return Promise.resolve(DONE);
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
     });
   }
 
+  /** Leaving a loop over the body early: an answer still arriving is cut, which closes its connection. */
   return(): Promise<IteratorResult<Uint8Array>> {
-    this.queue = [];
-    this.queuedBytes = 0;
-    // A released body is being read to its end (release()): closing it now would lose the connection.
-    if (!this.released && !this.ended && !this.source.destroyed) this.source.destroy();
-    return Promise.resolve({ done: true, value: undefined });
+    this.dropQueue();
+    if (!this.discarding) this.stop(new errors.RequestAbortedError());
+    return Promise.resolve(DONE);
+  }
+
+  cancel(reason?: unknown): Promise<void> {
+    this.dropQueue();
+    this.stop(abortError(reason));
+    return Promise.resolve();
   }
 
   /** The reader is done with a whole answer: read the body's tail without keeping it (UpstreamBody.release). */
   release(): void {
+    this.dropQueue();
+    if (this.discarding) return;
+    this.discarding = true;
+    if (this.ended || this.failure !== null) return;
+    this.tailLimit = this.receivedBytes + RELEASE_TAIL_BYTES;
+    this.tailTimer = setTimeout(() => this.stop(new errors.RequestAbortedError('released body did not end in time')), RELEASE_TAIL_MS);
+    this.tailTimer.unref();
+    this.controller?.resume();
+  }
+
+  /** The whole body as text (a body's bytes are UTF-8 here: every upstream answers JSON or SSE). */
+  async text(): Promise<string> {
+    const parts: Uint8Array[] = [];
+    let bytes = 0;
+    for await (const chunk of this) {
+      parts.push(chunk);
+      bytes += chunk.byteLength;
+    }
+    return Buffer.concat(parts, bytes).toString('utf8');
+  }
+
+  private stop(reason: Error): void {
+    this.discarding = true;
+    if (this.ended || this.failure !== null) return;
+    if (this.controller !== null) this.controller.abort(reason);
+    else this.pendingAbort ??= reason;
+  }
+
+  private fail(error: Error): void {
+    if (this.ended || this.failure !== null) return;
+    this.failure = error;
+    this.finished();
+    const answer = this.answer;
+    if (answer !== null) {
+      this.answer = null;
+      answer.reject(error);
+      return;
+    }
+    this.answerSoon();
+  }
+
+  /** The call is over: the signal and the tail's timer are let go. */
+  private finished(): void {
+    if (this.listening) {
+      this.listening = false;
+      this.signal.removeEventListener('abort', this);
+    }
+    if (this.tailTimer !== null) {
+      clearTimeout(this.tailTimer);
+      this.tailTimer = null;
+    }
+  }
+
+  private dropQueue(): void {
     this.queue = [];
     this.queuedBytes = 0;
-    if (this.released) return;
-    this.released = true;
-    if (this.ended || this.source.readableEnded || this.source.destroyed) return;
-    this.source
-      .dump({ limit: this.receivedBytes + RELEASE_TAIL_BYTES, signal: AbortSignal.timeout(RELEASE_TAIL_MS) })
-      .catch(ignore);
   }
 
   private take(): Uint8Array {
     const chunk = joined(this.queue, this.queuedBytes);
-    this.queue = [];
-    this.queuedBytes = 0;
-    if (this.source.isPaused()) this.source.resume();
+    this.dropQueue();
+    if (this.controller?.paused === true) this.controller.resume();
     return chunk;
   }
 
-  /** Answers the waiting read once the current turn has delivered all it will (undici emits a read's chunks synchronously). */
+  /** Answers the waiting read once the current turn has delivered all it will (undici delivers a read's chunks synchronously). */
   private answerSoon(): void {
     if (this.waiter === null || this.answering) return;
     this.answering = true;
@@ -157,7 +254,7 @@ class NodeBodyIterator implements AsyncIterator<Uint8Array> {
       this.waiter = null;
       if (this.queue.length > 0) waiter.resolve({ done: false, value: this.take() });
       else if (this.failure !== null) waiter.reject(this.failure);
-      else if (this.ended) waiter.resolve({ done: true, value: undefined });
+      else if (this.ended) waiter.resolve(DONE);
       else this.waiter = waiter;
     });
   }
@@ -178,9 +275,8 @@ export interface NodeUpstreamClient {
 const TARGETS_KEPT = 256;
 
 /**
- * An upstream URL's origin and path, parsed once: undici's top-level `request(url)` parses the URL into a
- * new URL object and copies the options on every call (about 5 us of the gateway's CPU a request, under the
- * profiler), where the dispatcher's own `request` takes them as they are.
+ * An upstream URL's origin and path, parsed once: the dispatcher takes them apart, and `new URL` on every
+ * call cost about 5 us of the gateway's CPU a request, under the profiler.
  */
 class TargetCache {
   private readonly parsed = new Map<string, { origin: string; path: string }>();
@@ -207,29 +303,15 @@ export function createNodeUpstreamClient(options: NodeUpstreamClientOptions = {}
   });
 
   const targets = new TargetCache();
-  const http: UpstreamHttp = async (url, post) => {
-    const { origin, path } = targets.of(url);
-    const answer = await dispatcher.request({ origin, path, method: 'POST', headers: post.headers, body: post.body, signal: post.signal });
-    const status = answer.statusCode;
-    const headers = headersOf(answer.headers);
-    const ok = status >= 200 && status < 300;
-    if (NULL_BODY_STATUSES.has(status)) {
-      await answer.body.dump();
-      return { status, ok, headers, body: null, text: () => Promise.resolve('') };
-    }
-    const source = answer.body;
-    // Destroying the body before anyone reads it (cancel() first) makes undici emit its abort as 'error';
-    // with no reader yet to hear it, that would be an uncaught exception.
-    source.on('error', ignore);
-    let reading: NodeBodyIterator | null = null;
-    const body: UpstreamBody = {
-      [Symbol.asyncIterator]: () => (reading = new NodeBodyIterator(source)),
-      cancel: async (reason) => {
-        if (!source.readableEnded) source.destroy(reason instanceof Error ? reason : undefined);
-      },
-      release: () => reading?.release(),
-    };
-    return { status, ok, headers, body, text: () => source.text() };
-  };
+  const http: UpstreamHttp = (url: string, post: UpstreamPost) =>
+    new Promise<UpstreamReply>((resolve, reject) => {
+      if (post.signal.aborted) {
+        reject(abortError(post.signal.reason));
+        return;
+      }
+      const { origin, path } = targets.of(url);
+      const call = new UpstreamCall(post.signal, resolve, reject);
+      dispatcher.dispatch({ origin, path, method: 'POST', headers: post.headers, body: post.body }, call);
+    });
   return { http, close: () => dispatcher.destroy() };
 }
