@@ -14,12 +14,17 @@ import { servedRequests } from './served-requests.mjs';
 
 const START_MS = Number(process.env.SVC_HEAP_START_MS ?? 4000);
 const WINDOW_MS = Number(process.env.SVC_HEAP_WINDOW_MS ?? 5000);
-const out = new URL(`../results/heap-${process.pid}.txt`, import.meta.url);
+/**
+ * SVC_HEAP_SURVIVORS=1 leaves out what a scavenge collected: what is left was alive at a scavenge, most of
+ * it promoted to the old generation, which is what makes scavenges and then mark-compacts cost.
+ */
+const SURVIVORS = process.env.SVC_HEAP_SURVIVORS === '1';
+const out = new URL(`../results/heap-${SURVIVORS ? 'survivors-' : ''}${process.pid}.txt`, import.meta.url);
 
 const session = new Session();
 session.connect();
 setTimeout(() => {
-  session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !SURVIVORS });
   const before = servedRequests();
   setTimeout(() => {
     session.post('HeapProfiler.stopSampling', (err, result) => {
@@ -39,7 +44,7 @@ setTimeout(() => {
       mkdirSync(new URL('.', out), { recursive: true });
       writeFileSync(
         out,
-        `requests ${n}, ${(total / n / 1024).toFixed(1)} KB allocated per request\n` +
+        `requests ${n}, ${(total / n / 1024).toFixed(1)} KB ${SURVIVORS ? 'that survived a scavenge' : 'allocated'} per request\n` +
           top.map(([site, bytes]) => `${(bytes / n / 1024).toFixed(2).padStart(8)} KB/req  ${site}`).join('\n') +
           '\n',
       );

@@ -1,8 +1,9 @@
 // Child processes of the bench: started pinned to a core (taskset) when the machine allows it, ready once
 // they print their port, measured from /proc (CPU time, RSS, peak RSS) and stopped by their own pid.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLK_TCK = (() => {
@@ -64,8 +65,10 @@ export async function startProcess({ name, plan, core = null, command, args, env
       reject(new Error(`${name} exited (${signal ?? code}) before it was ready\n${stderr}`));
     });
   });
-  // Keep draining stdout so a chatty child never blocks on a full pipe.
-  child.stdout.resume();
+  // Keep draining stdout so a chatty child never blocks on a full pipe; SVC_BENCH_STDOUT_DIR keeps it, one
+  // file per child (what V8's --trace-gc-nvp prints, passed with --gateway-node-args, say).
+  if (process.env.SVC_BENCH_STDOUT_DIR) child.stdout.pipe(createWriteStream(join(process.env.SVC_BENCH_STDOUT_DIR, `${name}-${child.pid}.out`)));
+  else child.stdout.resume();
   return {
     name,
     pid: child.pid,
