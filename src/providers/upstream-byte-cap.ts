@@ -1,12 +1,12 @@
 /**
  * The cap on the bytes read from any upstream answer: a one-piece JSON answer, a stream, an error body.
- * Applied once, to the transport every adapter calls (./registry.ts), so no adapter can forget it and each
- * keeps reading its reply as usual: past the cap the body errors with an UpstreamError, which the adapters'
+ * Applied once, to the transport every adapter calls (./registry.ts), so no adapter can forget it, and
+ * enforced by the transport itself (`UpstreamPost.maxBytes`); each adapter keeps reading its reply as usual: past the cap the body errors with an UpstreamError, which the adapters'
  * read paths pass through unchanged (`bodyReadFailure`), the source body is released (closing the upstream
  * connection) and failover treats the attempt like any malformed answer. Memory stays below the cap per call.
  */
 import { UpstreamError } from './contract.js';
-import { bodyText, type UpstreamBody, type UpstreamHttp } from './upstream-http.js';
+import type { UpstreamBody, UpstreamHttp } from './upstream-http.js';
 
 export function responseTooLarge(maxBytes: number): UpstreamError {
   return new UpstreamError(
@@ -47,12 +47,18 @@ export function capBody(source: UpstreamBody, maxBytes: number): UpstreamBody {
   };
 }
 
-/** `http`, with every reply's body capped at `maxBytes`. */
+/**
+ * `http`, with every reply's body capped at `maxBytes` (the smaller of two caps wins). The transport
+ * enforces it (`UpstreamPost.maxBytes`): the Node one counts the bytes it receives anyway, so a wrapper
+ * around each reply's body here cost every read of every request a promise and a closure more.
+ */
 export function capReplyBytes(http: UpstreamHttp, maxBytes: number): UpstreamHttp {
-  return async (url, post) => {
-    const reply = await http(url, post);
-    if (reply.body === null) return reply;
-    const body = capBody(reply.body, maxBytes);
-    return { status: reply.status, ok: reply.ok, headers: reply.headers, body, text: () => bodyText(body) };
-  };
+  return (url, post) =>
+    // Field by field, not a spread of `post`: this runs on every upstream call.
+    http(url, {
+      headers: post.headers,
+      body: post.body,
+      signal: post.signal,
+      maxBytes: post.maxBytes === undefined ? maxBytes : Math.min(post.maxBytes, maxBytes),
+    });
 }

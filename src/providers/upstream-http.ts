@@ -8,6 +8,7 @@
  * `dispatch` (../runtime/node/upstream-client.ts); edge runtimes get it over their platform's fetch
  * (`httpOverFetch`), so the adapters stay runtime-neutral.
  */
+import { capBody } from './upstream-byte-cap.js';
 
 /** An answer's body. Leaving a `for await` over it early, or `cancel()`, releases the connection. */
 export interface UpstreamBody extends AsyncIterable<Uint8Array> {
@@ -41,6 +42,12 @@ export interface UpstreamPost {
   body: string;
   /** Aborting it ends the call at any point: before the answer (the promise rejects) or while its body is read. */
   signal: AbortSignal;
+  /**
+   * Bytes of the answer's body past which reading it fails with `responseTooLarge` (./upstream-byte-cap.ts)
+   * and the call is ended. Every transport honours it: the Node one counts the bytes it receives anyway,
+   * `httpOverFetch` wraps the body.
+   */
+  maxBytes?: number;
 }
 
 export type UpstreamHttp = (url: string, post: UpstreamPost) => Promise<UpstreamReply>;
@@ -87,7 +94,8 @@ export function webBody(stream: ReadableStream<Uint8Array>): UpstreamBody {
 export function httpOverFetch(fetchImpl: typeof fetch): UpstreamHttp {
   return async (url, post) => {
     const response = await fetchImpl(url, { method: 'POST', headers: post.headers, body: post.body, signal: post.signal });
-    const body = response.body === null ? null : webBody(response.body);
+    const whole = response.body === null ? null : webBody(response.body);
+    const body = whole === null || post.maxBytes === undefined ? whole : capBody(whole, post.maxBytes);
     return {
       status: response.status,
       ok: response.ok,

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/providers/contract.js';
 import { createNodeUpstreamClient, type NodeUpstreamClient } from '../../src/runtime/node/upstream-client.js';
 
 /** A real upstream whose behaviour each test picks by path. */
@@ -168,6 +169,24 @@ describe('the Node upstream transport (undici dispatch)', () => {
       expect(res.status).toBe(307);
       expect(res.ok).toBe(false);
       expect(await res.text()).toBe('moved');
+    }));
+
+  it('fails the read past maxBytes with the cap\'s error, after what came before it, and closes the connection', () =>
+    withClient(async (client) => {
+      const before = closedStreams.length;
+      const res = await client.http(`${base}/endless`, { ...post(), maxBytes: 200 });
+      let received = 0;
+      const read = (async () => {
+        for await (const chunk of res.body!) received += chunk.byteLength;
+      })();
+      const err: unknown = await read.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).message).toContain('exceeded 200 bytes');
+      // 'data: first' and the 'data: more' frames up to the cap were read; the frame crossing it was not.
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThanOrEqual(200);
+      await waitFor(() => closedStreams.length > before);
+      await expect(client.http(`${base}/large`, { ...post(), maxBytes: 1024 }).then((r) => r.text())).rejects.toBeInstanceOf(UpstreamError);
     }));
 
   it('answers with the final status after an informational 1xx head', () =>

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/providers/contract.js';
 import { capBody, capReplyBytes } from '../../src/providers/upstream-byte-cap.js';
-import { bodyText, webBody, type UpstreamBody, type UpstreamReply } from '../../src/providers/upstream-http.js';
+import { bodyText, httpOverFetch, webBody, type UpstreamBody, type UpstreamHttp, type UpstreamPost } from '../../src/providers/upstream-http.js';
 
 /** An endless source of 1000-byte chunks that records how much was pulled and whether it was released. */
 function endless(): { body: UpstreamBody; pulled: () => number; cancelled: () => boolean } {
@@ -59,13 +59,47 @@ describe('capBody', () => {
 });
 
 describe('capReplyBytes', () => {
-  it('keeps status and headers and caps the body', async () => {
-    const src = endless();
-    const headers = new Headers({ 'content-type': 'text/event-stream', 'x-a': 'b' });
-    const capped = capReplyBytes(
-      async (): Promise<UpstreamReply> => ({ status: 503, ok: false, headers, body: src.body, text: () => bodyText(src.body) }),
-      2_500,
+  it('asks the transport for the cap, the smaller of two when caps are stacked, and passes the rest of the post on', async () => {
+    const seen: UpstreamPost[] = [];
+    const transport: UpstreamHttp = async (_url, post) => {
+      seen.push(post);
+      return { status: 204, ok: true, headers: new Headers(), body: null, text: async () => '' };
+    };
+    const signal = new AbortController().signal;
+    await capReplyBytes(transport, 2_500)('http://upstream.invalid/', { headers: { a: 'b' }, body: '{}', signal });
+    await capReplyBytes(capReplyBytes(transport, 2_500), 9_000)('http://upstream.invalid/', { headers: {}, body: '{}', signal });
+    await capReplyBytes(capReplyBytes(transport, 9_000), 2_000)('http://upstream.invalid/', { headers: {}, body: '{}', signal });
+    expect(seen.map((p) => p.maxBytes)).toEqual([2_500, 2_500, 2_000]);
+    expect(seen[0]).toMatchObject({ headers: { a: 'b' }, body: '{}', signal });
+  });
+});
+
+describe('httpOverFetch with a cap', () => {
+  /** A fetch whose answer is `src`'s endless body, with the status and headers given. */
+  function fetchOf(src: { stream: ReadableStream<Uint8Array> }, status: number, headers: Headers): typeof fetch {
+    return async () => new Response(src.stream, { status, headers });
+  }
+
+  function endlessStream(): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean } {
+    let cancelled = false;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(c) {
+          c.enqueue(new Uint8Array(1000).fill(65));
+        },
+        cancel() {
+          cancelled = true;
+        },
+      },
+      { highWaterMark: 0 },
     );
+    return { stream, cancelled: () => cancelled };
+  }
+
+  it('keeps status and headers and caps the body', async () => {
+    const src = endlessStream();
+    const headers = new Headers({ 'content-type': 'text/event-stream', 'x-a': 'b' });
+    const capped = capReplyBytes(httpOverFetch(fetchOf(src, 503, headers)), 2_500);
     const res = await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal });
     expect(res.status).toBe(503);
     expect(res.ok).toBe(false);
@@ -80,15 +114,15 @@ describe('capReplyBytes', () => {
   });
 
   it('caps text() too', async () => {
-    const src = endless();
-    const capped = capReplyBytes(async () => ({ status: 200, ok: true, headers: new Headers(), body: src.body, text: () => bodyText(src.body) }), 2_500);
+    const src = endlessStream();
+    const capped = capReplyBytes(httpOverFetch(fetchOf(src, 200, new Headers())), 2_500);
     const res = await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal });
     await expect(res.text()).rejects.toBeInstanceOf(UpstreamError);
     expect(src.cancelled()).toBe(true);
   });
 
   it('leaves a reply without a body alone', async () => {
-    const capped = capReplyBytes(async () => ({ status: 204, ok: true, headers: new Headers(), body: null, text: async () => '' }), 10);
+    const capped = capReplyBytes(httpOverFetch(async () => new Response(null, { status: 204 })), 10);
     expect((await capped('http://upstream.invalid/', { headers: {}, body: '{}', signal: new AbortController().signal })).body).toBeNull();
   });
 });

@@ -15,6 +15,7 @@
  */
 import { Agent, errors, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { responseTooLarge } from '../../providers/upstream-byte-cap.js';
 import type { UpstreamBody, UpstreamHeaders, UpstreamHttp, UpstreamPost, UpstreamReply } from '../../providers/upstream-http.js';
 
 /** Statuses whose response has no body by definition. */
@@ -86,6 +87,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
 
   constructor(
     private readonly signal: AbortSignal,
+    /** UpstreamPost.maxBytes: past it the body fails with responseTooLarge and the call is ended. */
+    private readonly maxBytes: number,
     resolve: (reply: UpstreamReply) => void,
     reject: (error: Error) => void,
   ) {
@@ -131,6 +134,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     this.receivedBytes += chunk.byteLength;
     if (this.discarding) {
       if (this.receivedBytes > this.tailLimit) controller.abort(new errors.RequestAbortedError('released body longer than its tail bound'));
+      return;
+    }
+    if (this.receivedBytes > this.maxBytes) {
+      // What came before is still read; then the read fails, as the cap on a body fails it.
+      const tooLarge = responseTooLarge(this.maxBytes);
+      this.discarding = true;
+      this.fail(tooLarge);
+      controller.abort(tooLarge);
       return;
     }
     this.queue.push(chunk);
@@ -310,7 +321,7 @@ export function createNodeUpstreamClient(options: NodeUpstreamClientOptions = {}
         return;
       }
       const { origin, path } = targets.of(url);
-      const call = new UpstreamCall(post.signal, resolve, reject);
+      const call = new UpstreamCall(post.signal, post.maxBytes ?? Infinity, resolve, reject);
       dispatcher.dispatch({ origin, path, method: 'POST', headers: post.headers, body: post.body }, call);
     });
   return { http, close: () => dispatcher.destroy() };
