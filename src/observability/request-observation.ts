@@ -294,6 +294,12 @@ export class RequestObservation {
             end('aborted', null);
             return (await it.return?.()) ?? { done: true, value: undefined };
           },
+          // ... and this way when it ends it for an error of its own finding (the output bound): that is
+          // the attempt's outcome. After an error the attempt raised itself, `end` has run already.
+          throw: async (e: unknown) => {
+            end(attemptOutcome(e), e);
+            return (await it.return?.()) ?? { done: true, value: undefined };
+          },
         };
       },
     };

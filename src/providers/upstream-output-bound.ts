@@ -13,7 +13,7 @@
  */
 import { estimateTextTokens } from '../billing/token-estimate.js';
 import type { AssistantMessage, ChunkDelta } from '../openai/chat-types.js';
-import { UpstreamError, type EventBatches, type ProviderAdapter, type StreamEvent, type UpstreamCall } from './contract.js';
+import { UpstreamError, type ProviderAdapter, type StreamEvent, type UpstreamCall } from './contract.js';
 
 /** Estimated output tokens allowed for an attempt bounded at `maxTokens`: 4 x the bound, plus 1,024. */
 export function outputAllowance(maxTokens: number): number {
@@ -50,50 +50,41 @@ function messageTokens(message: AssistantMessage): number {
 }
 
 /**
- * The events of one attempt, ended with an UpstreamError (and the upstream released) once past the
- * allowance. The events of a batch before the one that crossed it are still delivered, as they would have
- * been one by one; the error comes at the next read.
+ * The bound on one attempt's streamed answer, checked batch by batch by whoever reads the attempt
+ * (../routing/failover.ts), synchronously: as a wrapper around the attempt's events it cost every read of
+ * every request a promise and a closure. The events of a batch before the one that crossed the allowance
+ * are still delivered, as they would have been one by one; the reader then ends the attempt with `overrun`
+ * (and releases the upstream) before it reads again.
  */
-export function boundedEvents(events: EventBatches, maxTokens: number): AsyncIterableIterator<readonly StreamEvent[]> {
-  const inner = events[Symbol.asyncIterator]();
-  const allowance = outputAllowance(maxTokens);
-  let produced = 0;
-  let overrun: UpstreamError | null = null;
-  const end = async (): Promise<never> => {
-    await inner.return?.().catch(() => undefined);
-    throw overrun;
-  };
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    // A `then` on the inner read, not an async function around an await: this runs once per network read.
-    next(): Promise<IteratorResult<readonly StreamEvent[]>> {
-      if (overrun !== null) return end();
-      return inner.next().then((result) => {
-        if (result.done === true) return result;
-        const batch = result.value;
-        for (let i = 0; i < batch.length; i++) {
-          const ev = batch[i] as StreamEvent;
-          if (ev.type !== 'delta') continue;
-          produced += deltaTokens(ev.delta);
-          if (produced > allowance) {
-            overrun = outputOverrun(maxTokens, produced);
-            if (i === 0) return end();
-            return { done: false, value: batch.slice(0, i) };
-          }
-        }
-        return result;
-      });
-    },
-    async return() {
-      await inner.return?.();
-      return { done: true, value: undefined };
-    },
-  };
+export class OutputBound {
+  private readonly allowance: number;
+  private produced = 0;
+  /** Set once the answer went past the allowance: the attempt's error. */
+  overrun: UpstreamError | null = null;
+
+  constructor(private readonly maxTokens: number) {
+    this.allowance = outputAllowance(maxTokens);
+  }
+
+  /** `batch`, or the events of it before the one that crossed the allowance (then `overrun` is set). */
+  check(batch: readonly StreamEvent[]): readonly StreamEvent[] {
+    for (let i = 0; i < batch.length; i++) {
+      const ev = batch[i] as StreamEvent;
+      if (ev.type !== 'delta') continue;
+      this.produced += deltaTokens(ev.delta);
+      if (this.produced > this.allowance) {
+        this.overrun = outputOverrun(this.maxTokens, this.produced);
+        return batch.slice(0, i);
+      }
+    }
+    return batch;
+  }
 }
 
-/** `adapter`, with every answer held to its call's output bound (streamed, or checked whole when in one piece). */
+/**
+ * An adapter whose one-piece answers are checked against the bound before they are returned. Its streams
+ * are bounded by their reader (`OutputBound`), which sees every attempt's batches anyway.
+ */
 export function boundOutput(adapter: ProviderAdapter): ProviderAdapter {
   return {
     name: adapter.name,
@@ -105,8 +96,6 @@ export function boundOutput(adapter: ProviderAdapter): ProviderAdapter {
       if (estimated > outputAllowance(call.request.max_tokens)) throw outputOverrun(call.request.max_tokens, estimated);
       return answer;
     },
-    stream(call: UpstreamCall) {
-      return adapter.stream(call).then((events) => boundedEvents(events, call.request.max_tokens));
-    },
+    stream: (call: UpstreamCall) => adapter.stream(call),
   };
 }

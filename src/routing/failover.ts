@@ -24,6 +24,7 @@ import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type EventBatches, type StreamEvent } from '../providers/contract.js';
+import { OutputBound } from '../providers/upstream-output-bound.js';
 import { detailOf } from '../providers/upstream-failures.js';
 import { AttemptDeadlines, type ParentSignal } from './deadlines.js';
 import type { Target } from './router.js';
@@ -74,6 +75,8 @@ interface Live {
   deadlines: AttemptDeadlines;
   events: AsyncIterator<readonly StreamEvent[]>;
   continuation: boolean;
+  /** The attempt's output bound, checked on each batch read here (../providers/upstream-output-bound.ts). */
+  bound: OutputBound;
 }
 
 /**
@@ -129,6 +132,8 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
       // caller (a slow client) took before asking for more.
       live.deadlines.waiting();
       try {
+        // The attempt went past its output bound in its last batch: it ends here, as a read that failed.
+        if (live.bound.overrun !== null) await this.endOverrun(live, live.bound.overrun);
         result = await live.events.next();
       } catch (raw) {
         // return() closed this attempt meanwhile (the client went away): nothing more to read.
@@ -149,12 +154,15 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
         return { done: true, value: undefined };
       }
       live.deadlines.event();
+      const batch = live.bound.check(result.value);
+      // Past the bound at its first event: nothing of it is delivered, and the next turn ends the attempt.
+      if (batch.length === 0) continue;
       const { delivery } = this.options;
-      for (const ev of result.value) {
+      for (const ev of batch) {
         if (ev.type === 'delta') delivery.produce(ev.delta, ev.finishReason);
         else delivery.reportUsage(ev.usage);
       }
-      return result;
+      return batch === result.value ? result : { done: false, value: batch };
     }
   }
 
@@ -185,6 +193,17 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
     this.attempts.push(this.record(live, 'ok'));
     this.lastTarget = live.target;
     this.live = null;
+  }
+
+  /**
+   * Closes an attempt that went past its output bound, and throws the bound's error as its read would have.
+   * By throw(e) where its events take it (the observation's do: ../observability/request-observation.ts),
+   * so that the error is the attempt's outcome there too; either way its upstream is released.
+   */
+  private async endOverrun(live: Live, e: UpstreamError): Promise<never> {
+    const events = live.events;
+    await (events.throw !== undefined ? events.throw(e) : events.return?.())?.catch(() => undefined);
+    throw e;
   }
 
   /** Handles a failed live attempt; returns a batch for the caller, or null to keep reading. */
@@ -292,7 +311,7 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
     }
     deadlines.accepted();
     delivery.accept();
-    this.live = { target, deadlines, events: events[Symbol.asyncIterator](), continuation };
+    this.live = { target, deadlines, events: events[Symbol.asyncIterator](), continuation, bound: new OutputBound(call.request.max_tokens) };
   }
 
   private record(live: Live, outcome: string): Attempt {

@@ -126,6 +126,13 @@ interface Svc {
   attempts?: { provider: string; outcome: string; continuation?: boolean }[];
 }
 
+/** The gateway's count of the hostile upstream's attempts that ended as malformed answers (`protocol`). */
+async function hostileProtocolAttempts(): Promise<number> {
+  const text = await (await fetch(`${new URL(gw.url).origin}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('svc_upstream_attempts_total{') && l.includes('provider="hostile"') && l.includes('outcome="protocol"'));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
 /** Runs `work` while sampling this process's RSS (the gateway runs in it) every 5 ms; returns the peak growth. */
 async function peakRssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
   globalThis.gc?.();
@@ -185,6 +192,7 @@ describe.each([false, true])('stream=%s', (stream) => {
 
   it('an upstream streaming text past max_tokens without end is cut at the output bound', async () => {
     hostile.mode = 'endless-text';
+    const cutBefore = await hostileProtocolAttempts();
     const res = await chat(gw, seeded.secret, request(stream));
     expect(res.status).toBe(200);
     const { svc, text } = await svcOf(res, stream);
@@ -202,6 +210,9 @@ describe.each([false, true])('stream=%s', (stream) => {
     }
     expect(text.length).toBeLessThan(8 * 1024);
     expect(hostile.written).toBeLessThan(16 * MB);
+    // The attempt's metric says why it ended, as its svc record does (the bound is checked by failover,
+    // which tells the attempt's observation).
+    expect(await hostileProtocolAttempts()).toBe(cutBefore + 1);
     expect(await gw.store.ledger.countPendingHolds()).toBe(0);
   });
 });

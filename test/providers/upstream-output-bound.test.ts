@@ -1,7 +1,7 @@
 /** The output bound on an adapter's answers: how far past `max_tokens` an upstream may go, and what ends it. */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError, type EventBatches, type ProviderAdapter, type StreamEvent, type UpstreamCall } from '../../src/providers/contract.js';
-import { boundOutput, boundedEvents, outputAllowance } from '../../src/providers/upstream-output-bound.js';
+import { boundOutput, OutputBound, outputAllowance } from '../../src/providers/upstream-output-bound.js';
 
 const text = (content: string): StreamEvent => ({ type: 'delta', delta: { content }, finishReason: null });
 
@@ -25,48 +25,46 @@ async function drain(batches: EventBatches): Promise<string> {
   return out;
 }
 
-describe('boundedEvents', () => {
-  it('passes an answer within the allowance whole', async () => {
+/** The content of a batch's text deltas, joined. */
+function textOf(batch: readonly StreamEvent[]): string {
+  return batch.map((e) => (e.type === 'delta' ? (e.delta.content ?? '') : '')).join('');
+}
+
+describe('OutputBound', () => {
+  it('passes an answer within the allowance whole, the same batches', () => {
     // 30-token bound: 4 x 30 + 1,024 = 1,144 estimated tokens, 3,432 ASCII bytes.
     expect(outputAllowance(30)).toBe(1144);
-    const src = source('abc', 1144);
-    expect(await drain(boundedEvents(src.events, 30))).toBe('abc'.repeat(1144));
-  });
-
-  it('ends one that goes past it with a retryable UpstreamError and releases the upstream', async () => {
-    const src = source('abc', 1145);
-    const err: unknown = await drain(boundedEvents(src.events, 30)).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UpstreamError);
-    expect((err as UpstreamError).retryable).toBe(true);
-    expect((err as UpstreamError).message).toContain('max_tokens 30');
-    expect(src.released()).toBe(true);
-  });
-
-  it('counts tool-call arguments and refusals, not only text', async () => {
-    async function* calls(): AsyncGenerator<StreamEvent[]> {
-      yield [{ type: 'delta', delta: { refusal: 'x'.repeat(3000) }, finishReason: null }];
-      yield [{ type: 'delta', delta: { tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(600) } }] }, finishReason: null }];
+    const bound = new OutputBound(30);
+    for (let i = 0; i < 1144; i++) {
+      const batch = [text('abc')];
+      expect(bound.check(batch)).toBe(batch);
     }
-    await expect(drain(boundedEvents(calls(), 30))).rejects.toBeInstanceOf(UpstreamError);
+    expect(bound.overrun).toBeNull();
   });
 
-  it('delivers the events of a batch before the one that crosses the allowance, then ends with the error', async () => {
-    let released = false;
-    async function* oneRead(): AsyncGenerator<StreamEvent[]> {
-      try {
-        // 3,420 bytes (1,140 estimated tokens) fit the 1,144 allowance; the next event does not.
-        yield [text('a'.repeat(1710)), text('b'.repeat(1710)), text('c'.repeat(30)), text('d')];
-        yield [text('never read')];
-      } finally {
-        released = true;
-      }
-    }
-    const it = boundedEvents(oneRead(), 30);
-    const first = await it.next();
-    expect(first.done).toBe(false);
-    expect((first.value as StreamEvent[]).map((e) => (e.type === 'delta' ? e.delta.content?.[0] : ''))).toEqual(['a', 'b']);
-    await expect(it.next()).rejects.toBeInstanceOf(UpstreamError);
-    expect(released).toBe(true);
+  it('sets a retryable UpstreamError once an answer goes past it', () => {
+    const bound = new OutputBound(30);
+    for (let i = 0; i < 1144; i++) bound.check([text('abc')]);
+    expect(bound.check([text('abc')])).toEqual([]);
+    expect(bound.overrun).toBeInstanceOf(UpstreamError);
+    expect(bound.overrun?.retryable).toBe(true);
+    expect(bound.overrun?.message).toContain('max_tokens 30');
+  });
+
+  it('counts tool-call arguments and refusals, not only text', () => {
+    const bound = new OutputBound(30);
+    bound.check([{ type: 'delta', delta: { refusal: 'x'.repeat(3000) }, finishReason: null }]);
+    expect(bound.overrun).toBeNull();
+    bound.check([{ type: 'delta', delta: { tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(600) } }] }, finishReason: null }]);
+    expect(bound.overrun).toBeInstanceOf(UpstreamError);
+  });
+
+  it('keeps the events of a batch before the one that crosses the allowance', () => {
+    const bound = new OutputBound(30);
+    // 3,420 bytes (1,140 estimated tokens) fit the 1,144 allowance; the next event does not.
+    const kept = bound.check([text('a'.repeat(1710)), text('b'.repeat(1710)), text('c'.repeat(30)), text('d')]);
+    expect(kept.map((e) => textOf([e])[0])).toEqual(['a', 'b']);
+    expect(bound.overrun).toBeInstanceOf(UpstreamError);
   });
 });
 
@@ -85,9 +83,9 @@ describe('boundOutput', () => {
     await expect(boundOutput(adapter('a'.repeat(4000))).complete(call)).rejects.toBeInstanceOf(UpstreamError);
   });
 
-  it('bounds a stream and keeps the adapter identity fields', async () => {
+  it('leaves a stream to its reader (failover bounds it) and keeps the adapter identity fields', async () => {
     const bounded = boundOutput(adapter('a'.repeat(4000)));
     expect([bounded.name, bounded.protocol, bounded.paid]).toEqual(['p', 'openai-compatible', false]);
-    await expect(drain(await bounded.stream(call))).rejects.toBeInstanceOf(UpstreamError);
+    expect(await drain(await bounded.stream(call))).toBe('a'.repeat(4000));
   });
 });
