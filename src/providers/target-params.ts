@@ -29,6 +29,12 @@ export interface ParamTarget {
 
 export type BoundedRequest = ChatRequest & { max_tokens: number };
 
+/** The `max_tokens` this target is asked for: the request's, down to the model's output limit. */
+export function maxTokensFor(target: ParamTarget, maxTokens: number): number {
+  const limit = target.capabilities.maxOutputTokens;
+  return limit !== null && maxTokens > limit ? limit : maxTokens;
+}
+
 export interface TargetParams {
   /** The request as this target is to receive it. */
   request: BoundedRequest;
@@ -91,7 +97,7 @@ function computeParams(target: ParamTarget, request: BoundedRequest): TargetPara
     refusedParam = 'response_format';
   }
 
-  if (caps.maxOutputTokens !== null && out.max_tokens > caps.maxOutputTokens) out.max_tokens = caps.maxOutputTokens;
+  out.max_tokens = maxTokensFor(target, out.max_tokens);
 
   const effort = out.reasoning_effort;
   if (effort !== undefined && caps.reasoningEfforts !== null && !caps.reasoningEfforts.includes(effort)) {

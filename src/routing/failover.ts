@@ -24,6 +24,7 @@ import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type EventBatches, type StreamEvent } from '../providers/contract.js';
+import { maxTokensFor } from '../providers/target-params.js';
 import { OutputBound } from '../providers/upstream-output-bound.js';
 import { detailOf } from '../providers/upstream-failures.js';
 import { AttemptDeadlines, type ParentSignal } from './deadlines.js';
@@ -311,7 +312,14 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
     }
     deadlines.accepted();
     delivery.accept();
-    this.live = { target, deadlines, events: events[Symbol.asyncIterator](), continuation, bound: new OutputBound(call.request.max_tokens) };
+    this.live = {
+      target,
+      deadlines,
+      events: events[Symbol.asyncIterator](),
+      continuation,
+      // The bound of what this target is asked for (the model's output limit may lower the request's).
+      bound: new OutputBound(maxTokensFor(target.params, call.request.max_tokens)),
+    };
   }
 
   private record(live: Live, outcome: string): Attempt {

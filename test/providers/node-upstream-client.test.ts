@@ -84,6 +84,16 @@ beforeAll(async () => {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end('{"hinted":true}');
           return;
+        case '/reset-content-endless': {
+          // A 205 has no body by definition; this one sends one anyway, without end.
+          res.writeHead(205, { 'content-type': 'text/plain' });
+          const timer = setInterval(() => res.write(Buffer.alloc(16 * 1024, 65)), 1);
+          res.on('close', () => {
+            clearInterval(timer);
+            closedStreams.push(req.url ?? '');
+          });
+          return;
+        }
         case '/silent':
           // Never answers: only the caller's signal ends the call.
           return;
@@ -187,6 +197,16 @@ describe('the Node upstream transport (undici dispatch)', () => {
       expect(received).toBeLessThanOrEqual(200);
       await waitFor(() => closedStreams.length > before);
       await expect(client.http(`${base}/large`, { ...post(), maxBytes: 1024 }).then((r) => r.text())).rejects.toBeInstanceOf(UpstreamError);
+    }));
+
+  it('gives a null body for a 205 that sends one anyway, and closes its connection within the tail bounds', () =>
+    withClient(async (client) => {
+      const before = closedStreams.length;
+      const res = await client.http(`${base}/reset-content-endless`, { ...post(), maxBytes: 1000 });
+      expect(res.status).toBe(205);
+      expect(res.body).toBeNull();
+      expect(await res.text()).toBe('');
+      await waitFor(() => closedStreams.length > before, 3000);
     }));
 
   it('answers with the final status after an informational 1xx head', () =>

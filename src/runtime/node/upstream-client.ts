@@ -120,7 +120,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     if (answer === null) return;
     this.answer = null;
     const nullBody = NULL_BODY_STATUSES.has(status);
-    if (nullBody) this.discarding = true;
+    // Such an answer has no body by definition; what an upstream sends anyway (a 205 may carry one) is
+    // read within the released tail's bounds, then the connection is closed.
+    if (nullBody) this.discardTail();
     answer.resolve({
       status,
       ok: status >= 200 && status < 300,
@@ -191,12 +193,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   release(): void {
     this.dropQueue();
     if (this.discarding) return;
-    this.discarding = true;
-    if (this.ended || this.failure !== null) return;
-    this.tailLimit = this.receivedBytes + RELEASE_TAIL_BYTES;
-    this.tailTimer = setTimeout(() => this.stop(new errors.RequestAbortedError('released body did not end in time')), RELEASE_TAIL_MS);
-    this.tailTimer.unref();
-    this.controller?.resume();
+    this.discardTail();
   }
 
   /** The whole body as text (a body's bytes are UTF-8 here: every upstream answers JSON or SSE). */
@@ -208,6 +205,16 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
       bytes += chunk.byteLength;
     }
     return Buffer.concat(parts, bytes).toString('utf8');
+  }
+
+  /** What is left of the body is read and dropped, up to RELEASE_TAIL_BYTES more and for RELEASE_TAIL_MS at most. */
+  private discardTail(): void {
+    this.discarding = true;
+    if (this.ended || this.failure !== null) return;
+    this.tailLimit = this.receivedBytes + RELEASE_TAIL_BYTES;
+    this.tailTimer = setTimeout(() => this.stop(new errors.RequestAbortedError('released body did not end in time')), RELEASE_TAIL_MS);
+    this.tailTimer.unref();
+    this.controller?.resume();
   }
 
   private stop(reason: Error): void {
