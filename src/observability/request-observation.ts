@@ -7,7 +7,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context as otelContext, trace, 
 import type { Settlement } from '../completions/completion.js';
 import type { Logger } from '../core/logger.js';
 import { GatewayError } from '../openai/errors.js';
-import type { EventBatches, ProviderAdapter, StreamEvent, UpstreamCall, UpstreamCompletion } from '../providers/contract.js';
+import type { AttemptWatch, EventBatches, ProviderAdapter, UpstreamCall, UpstreamCompletion, WatchedBatches } from '../providers/contract.js';
 import { UpstreamError } from '../providers/contract.js';
 import type { Target } from '../routing/router.js';
 import {
@@ -260,49 +260,33 @@ export class RequestObservation {
       open = false;
       this.endAttempt(adapter, call.model, span, startedAt, outcome, error);
     };
-    return {
-      [Symbol.asyncIterator]: (): AsyncIterator<readonly StreamEvent[]> => {
-        const it = events[Symbol.asyncIterator]();
-        return {
-          next: () => {
-            const waitFrom = performance.now();
-            return it.next().then(
-              (r) => {
-                this.upstreamMs += performance.now() - waitFrom;
-                if (r.done) end('ok', null);
-                else {
-                  for (const ev of r.value) {
-                    if (ev.type === 'delta') this.firstToken();
-                    const model = ev.meta?.model;
-                    if (model !== undefined && !modelSeen) {
-                      modelSeen = true;
-                      span?.setAttribute(GEN_AI_RESPONSE_MODEL, model);
-                    }
-                  }
-                }
-                return r;
-              },
-              (e: unknown) => {
-                this.upstreamMs += performance.now() - waitFrom;
-                end(attemptOutcome(e), e);
-                throw e;
-              },
-            );
-          },
-          // Failover closes an attempt this way when the request ends under it (client gone, shutdown).
-          return: async () => {
-            end('aborted', null);
-            return (await it.return?.()) ?? { done: true, value: undefined };
-          },
-          // ... and this way when it ends it for an error of its own finding (the output bound): that is
-          // the attempt's outcome. After an error the attempt raised itself, `end` has run already.
-          throw: async (e: unknown) => {
-            end(attemptOutcome(e), e);
-            return (await it.return?.()) ?? { done: true, value: undefined };
-          },
-        };
+    // Told by failover of each read (AttemptWatch), not wrapped around them.
+    const watch: AttemptWatch = {
+      read: (waitedMs, batch) => {
+        if (!open) return;
+        this.upstreamMs += waitedMs;
+        if (batch === null) {
+          end('ok', null);
+          return;
+        }
+        for (const ev of batch) {
+          if (ev.type === 'delta') this.firstToken();
+          const model = ev.meta?.model;
+          if (model !== undefined && !modelSeen) {
+            modelSeen = true;
+            span?.setAttribute(GEN_AI_RESPONSE_MODEL, model);
+          }
+        }
       },
+      failed: (waitedMs, error) => {
+        if (!open) return;
+        this.upstreamMs += waitedMs;
+        end(attemptOutcome(error), error);
+      },
+      closed: () => end('aborted', null),
     };
+    const watched: WatchedBatches = { [Symbol.asyncIterator]: () => events[Symbol.asyncIterator](), watch };
+    return watched;
   }
 }
 

@@ -62,10 +62,29 @@ export type StreamEvent =
 
 /**
  * A streamed answer's events in the batches they arrived in: the events of one network read come as one
- * array, so each layer above (output bound, observation, failover, the door) takes a read's worth in one
- * step rather than an asynchronous step per event. A batch is never empty.
+ * array, so each layer above (failover, the door) takes a read's worth in one step rather than an
+ * asynchronous step per event. A batch is never empty.
  */
 export type EventBatches = AsyncIterable<readonly StreamEvent[]>;
+
+/**
+ * What watches one attempt's answer (the request's observation: ../observability/request-observation.ts),
+ * told of each read by the reader (../routing/failover.ts) rather than wrapped around the reads: a wrapper
+ * cost every read of every request a promise and a closure. Each method after the attempt ended is a no-op.
+ */
+export interface AttemptWatch {
+  /** A read gave `batch` after waiting `waitedMs` on the upstream; null: the answer ended there. */
+  read(waitedMs: number, batch: readonly StreamEvent[] | null): void;
+  /** A read failed after `waitedMs` (0 for an error of the reader's own finding, as the output bound). */
+  failed(waitedMs: number, error: unknown): void;
+  /** The attempt was closed under its answer (the request ended: client gone, shutdown). */
+  closed(): void;
+}
+
+/** An attempt's events, with what watches them when the request is observed. */
+export interface WatchedBatches extends EventBatches {
+  readonly watch?: AttemptWatch;
+}
 
 /** Why an upstream call failed, in terms the failover logic can act on. */
 export type UpstreamFailureKind =

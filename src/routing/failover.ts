@@ -23,7 +23,7 @@
 import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
-import { UpstreamError, type EventBatches, type StreamEvent } from '../providers/contract.js';
+import { UpstreamError, type AttemptWatch, type StreamEvent, type WatchedBatches } from '../providers/contract.js';
 import { maxTokensFor } from '../providers/target-params.js';
 import { OutputBound } from '../providers/upstream-output-bound.js';
 import { detailOf } from '../providers/upstream-failures.js';
@@ -78,6 +78,8 @@ interface Live {
   continuation: boolean;
   /** The attempt's output bound, checked on each batch read here (../providers/upstream-output-bound.ts). */
   bound: OutputBound;
+  /** What observes the attempt, told of each read here; null when the request is not observed. */
+  watch: AttemptWatch | null;
 }
 
 /**
@@ -132,11 +134,13 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
       // The between-chunks deadline measures the upstream while the caller waits on it, never the time the
       // caller (a slow client) took before asking for more.
       live.deadlines.waiting();
+      const waitFrom = live.watch === null ? 0 : performance.now();
       try {
         // The attempt went past its output bound in its last batch: it ends here, as a read that failed.
         if (live.bound.overrun !== null) await this.endOverrun(live, live.bound.overrun);
         result = await live.events.next();
       } catch (raw) {
+        live.watch?.failed(performance.now() - waitFrom, raw);
         // return() closed this attempt meanwhile (the client went away): nothing more to read.
         if (this.live !== live) return { done: true, value: undefined };
         // The answer had finished (its finish reason arrived): an upstream cut before its end of stream
@@ -151,11 +155,13 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
         continue;
       }
       if (result.done) {
+        live.watch?.read(performance.now() - waitFrom, null);
         this.succeed(live);
         return { done: true, value: undefined };
       }
       live.deadlines.event();
       const batch = live.bound.check(result.value);
+      live.watch?.read(performance.now() - waitFrom, batch);
       // Past the bound at its first event: nothing of it is delivered, and the next turn ends the attempt.
       if (batch.length === 0) continue;
       const { delivery } = this.options;
@@ -179,6 +185,7 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
     this.live = null;
     if (live !== null && !this.finished) {
       this.lastTarget = live.target;
+      live.watch?.closed();
       live.deadlines.controller.abort(new UpstreamError('aborted', `the request ended (${outcome})`));
       live.deadlines.done();
       live.target.health.release();
@@ -197,13 +204,11 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
   }
 
   /**
-   * Closes an attempt that went past its output bound, and throws the bound's error as its read would have.
-   * By throw(e) where its events take it (the observation's do: ../observability/request-observation.ts),
-   * so that the error is the attempt's outcome there too; either way its upstream is released.
+   * Closes an attempt that went past its output bound (its upstream released), and throws the bound's error
+   * as its read would have: the caller's handling of a failed read (its watch told, failover) follows.
    */
   private async endOverrun(live: Live, e: UpstreamError): Promise<never> {
-    const events = live.events;
-    await (events.throw !== undefined ? events.throw(e) : events.return?.())?.catch(() => undefined);
+    await live.events.return?.().catch(() => undefined);
     throw e;
   }
 
@@ -303,7 +308,7 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
           continuation: { partial },
         }
       : { request, model: target.model, signal: deadlines.signal };
-    let events: EventBatches;
+    let events: WatchedBatches;
     try {
       events = target.oneShot ? completionAsEvents(await target.adapter.complete(call)) : await target.adapter.stream(call);
     } catch (e) {
@@ -317,6 +322,7 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
       deadlines,
       events: events[Symbol.asyncIterator](),
       continuation,
+      watch: events.watch ?? null,
       // The bound of what this target is asked for (the model's output limit may lower the request's).
       bound: new OutputBound(maxTokensFor(target.params, call.request.max_tokens)),
     };

@@ -1,11 +1,12 @@
 /**
  * The output bound as failover applies it to a streamed attempt (src/providers/upstream-output-bound.ts,
  * src/routing/failover.ts): from the max_tokens the target is asked for, which the model's output limit may
- * lower, and the next target continues once an attempt goes past it.
+ * lower, and the next target continues once an attempt goes past it; and what failover tells an attempt's
+ * watch (the request's observation) of its reads and its end.
  */
 import { describe, expect, it } from 'vitest';
 import { Delivery } from '../../src/completions/delivery.js';
-import type { EventBatches, ProviderAdapter, StreamEvent } from '../../src/providers/contract.js';
+import type { AttemptWatch, EventBatches, ProviderAdapter, StreamEvent, WatchedBatches } from '../../src/providers/contract.js';
 import type { ModelCapabilities } from '../../src/providers/model-capabilities.js';
 import { capabilitiesFor } from '../../src/providers/model-capabilities.js';
 import { withTargetParams, type ParamTarget } from '../../src/providers/target-params.js';
@@ -75,5 +76,63 @@ describe('the output bound in failover', () => {
     // The first attempt's text up to the bound (1,424 estimated tokens, about 4,272 characters), then the second's.
     expect(chars).toBeLessThanOrEqual(4_272 + 30);
     expect(chars).toBeGreaterThan(4_000);
+  });
+});
+
+describe("an attempt's watch", () => {
+  /** An adapter whose events carry a watch that records what it is told. */
+  function watched(inner: ProviderAdapter, told: string[]): ProviderAdapter {
+    const watch: AttemptWatch = {
+      read: (waitedMs, batch) => void told.push(batch === null ? 'end' : `read ${batch.length}`),
+      failed: (waitedMs, error) => void told.push(`failed ${error instanceof Error ? error.message.slice(0, 30) : String(error)}`),
+      closed: () => void told.push('closed'),
+    };
+    return {
+      ...inner,
+      stream: async (call) => {
+        const events = await inner.stream(call);
+        const out: WatchedBatches = { [Symbol.asyncIterator]: () => events[Symbol.asyncIterator](), watch };
+        return out;
+      },
+    };
+  }
+
+  function failover(targets: Target[]): FailoverStream {
+    return new FailoverStream({
+      targets,
+      request: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100, temperature: null, top_p: null, stream: true, include_usage: false },
+      clientSignal: new AbortController().signal,
+      requestDeadlineAt: performance.now() + 60_000,
+      afterPartial: 'continue',
+      countTokens: (text) => Math.ceil(text.length / 3),
+      delivery: new Delivery(),
+    });
+  }
+
+  it('hears each read, then the end of the answer', async () => {
+    const told: string[] = [];
+    const stream = failover([target(watched(streaming('a', 2, 10, []), told), null)]);
+    await stream.open();
+    await drain(stream);
+    expect(told).toEqual(['read 1', 'read 1', 'end']);
+  });
+
+  it('hears that the attempt was closed between two reads (the client went away)', async () => {
+    const told: string[] = [];
+    const stream = failover([target(watched(streaming('a', 5, 10, []), told), null)]);
+    await stream.open();
+    await stream.next();
+    await stream.close('client_closed');
+    expect(told).toEqual(['read 1', 'closed']);
+    expect(stream.attempts.map((a) => a.outcome)).toEqual(['client_closed']);
+  });
+
+  it('hears the output bound as the attempt\'s failure, once', async () => {
+    const told: string[] = [];
+    const stream = failover([target(watched(streaming('a', 100, 300, []), told), 100), target(streaming('b', 1, 10, []), null)]);
+    await stream.open();
+    await drain(stream);
+    expect(told.filter((t) => t.startsWith('failed'))).toEqual(['failed upstream kept producing past m']);
+    expect(told.at(-1)).toMatch(/^failed/);
   });
 });
