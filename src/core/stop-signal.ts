@@ -6,7 +6,19 @@
  * upstream call itself still gets a real AbortSignal (undici's and fetch's API), one per attempt.
  * Listeners run in the order added, synchronously within `abort`, and must not throw.
  */
-export class StopSignal {
+/**
+ * What code that can be stopped reads of its stop signal. An AbortSignal has it, and so does StopSignal,
+ * which costs a fraction of one: Node builds an AbortSignal's event machinery per signal, and adds and
+ * removes each listener through it (docs/performance.md, issue 20).
+ */
+export interface StopSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once: true }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+export class StopSignal implements StopSignalLike {
   aborted = false;
   reason: unknown = undefined;
   private listeners: (() => void)[] = [];

@@ -3,6 +3,7 @@
  * request and one upstream protocol; they never know about credits, keys or aliases. Web standards only.
  */
 import type { AssistantMessage, ChatRequest, ChoiceLogprobs, ChunkDelta, FinishReason } from '../openai/chat-types.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 
 export interface UpstreamTokens {
   /** Every input token, cached ones included. */
@@ -29,7 +30,7 @@ export interface UpstreamCall {
   /** Upstream model name as the provider knows it, e.g. `gpt-4o-mini`. */
   model: string;
   /** Aborted on client disconnect or deadline: the adapter must stop reading and close the upstream call. */
-  signal: AbortSignal;
+  signal: StopSignalLike;
   /**
    * Set when this call continues an answer another target started and could not finish: the client already
    * has `partial`. The adapter asks its upstream to go on from exactly there (a native assistant prefill where

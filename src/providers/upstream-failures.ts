@@ -5,6 +5,7 @@
  */
 import { UpstreamError } from './contract.js';
 import { bodyText, type UpstreamHeaders, type UpstreamReply } from './upstream-http.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 
 const RETRYABLE_STATUSES = new Set([408, 409, 429]);
 
@@ -21,7 +22,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * `timeout` another target may beat; anything else means the client went away. A reason that already is
  * an UpstreamError is passed through, so the caller can choose the kind.
  */
-export function abortedError(signal: AbortSignal): UpstreamError {
+export function abortedError(signal: StopSignalLike): UpstreamError {
   const reason: unknown = signal.reason;
   if (reason instanceof UpstreamError) return reason;
   if (reason instanceof Error && reason.name === 'TimeoutError') {
@@ -31,13 +32,13 @@ export function abortedError(signal: AbortSignal): UpstreamError {
 }
 
 /** fetch() rejected: refused, DNS, TLS, reset before the response; or our signal fired. */
-export function fetchFailure(err: unknown, signal: AbortSignal): UpstreamError {
+export function fetchFailure(err: unknown, signal: StopSignalLike): UpstreamError {
   if (signal.aborted) return abortedError(signal);
   return new UpstreamError('connect', `cannot reach upstream: ${describe(err)}`);
 }
 
 /** Reading the body failed after a 2xx: the connection dropped mid-answer. */
-export function bodyReadFailure(err: unknown, signal: AbortSignal): UpstreamError {
+export function bodyReadFailure(err: unknown, signal: StopSignalLike): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (signal.aborted) return abortedError(signal);
   return new UpstreamError('connect', `upstream connection lost mid-response: ${describe(err)}`);

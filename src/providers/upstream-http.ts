@@ -9,6 +9,7 @@
  * (`httpOverFetch`), so the adapters stay runtime-neutral.
  */
 import { capBody } from './upstream-byte-cap.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 
 /** An answer's body. Leaving a `for await` over it early, or `cancel()`, releases the connection. */
 export interface UpstreamBody extends AsyncIterable<Uint8Array> {
@@ -41,7 +42,7 @@ export interface UpstreamPost {
   /** JSON text: every adapter sends one. */
   body: string;
   /** Aborting it ends the call at any point: before the answer (the promise rejects) or while its body is read. */
-  signal: AbortSignal;
+  signal: StopSignalLike;
   /**
    * Bytes of the answer's body past which reading it fails with `responseTooLarge` (./upstream-byte-cap.ts)
    * and the call is ended. Every transport honours it: the Node one counts the bytes it receives anyway,
@@ -90,10 +91,19 @@ export function webBody(stream: ReadableStream<Uint8Array>): UpstreamBody {
   };
 }
 
+/** `signal` as the AbortSignal fetch takes: itself when it is one, else one that follows it. */
+function abortSignalOf(signal: StopSignalLike): AbortSignal {
+  if (signal instanceof AbortSignal) return signal;
+  const follower = new AbortController();
+  if (signal.aborted) follower.abort(signal.reason);
+  else signal.addEventListener('abort', () => follower.abort(signal.reason), { once: true });
+  return follower.signal;
+}
+
 /** The adapters' transport over a WHATWG fetch: the platform's on edge runtimes, or a test's. */
 export function httpOverFetch(fetchImpl: typeof fetch): UpstreamHttp {
   return async (url, post) => {
-    const response = await fetchImpl(url, { method: 'POST', headers: post.headers, body: post.body, signal: post.signal });
+    const response = await fetchImpl(url, { method: 'POST', headers: post.headers, body: post.body, signal: abortSignalOf(post.signal) });
     const whole = response.body === null ? null : webBody(response.body);
     const body = whole === null || post.maxBytes === undefined ? whole : capBody(whole, post.maxBytes);
     return {

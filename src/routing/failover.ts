@@ -186,7 +186,7 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
     if (live !== null && !this.finished) {
       this.lastTarget = live.target;
       live.watch?.closed();
-      live.deadlines.controller.abort(new UpstreamError('aborted', `the request ended (${outcome})`));
+      live.deadlines.stop.abort(new UpstreamError('aborted', `the request ended (${outcome})`));
       live.deadlines.done();
       live.target.health.release();
       this.attempts.push(this.record(live, outcome));

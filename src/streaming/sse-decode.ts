@@ -6,6 +6,7 @@
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { UpstreamBody } from '../providers/upstream-http.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 
 export interface SseEvent {
   /** The `data` field; several `data:` lines of one event are joined with `\n`. */
@@ -19,7 +20,7 @@ export interface SseDecodeOptions {
   /** Called for each comment line (`: keepalive`), without the leading colon and space. */
   onComment?: (text: string) => void;
   /** Stop reading (and cancel the body) when this fires; the iteration then ends without error. */
-  signal?: AbortSignal;
+  signal?: StopSignalLike;
   /**
    * Characters one unfinished line or event may buffer before the stream is refused. Guards memory against
    * an upstream that never sends a line break.

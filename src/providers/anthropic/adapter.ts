@@ -16,6 +16,7 @@ import { buildMessagesBody, type AnthropicApiVersion } from './request-body.js';
 import { parseMessage } from './response-parse.js';
 import { cancellableEvents } from './stream-events.js';
 import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 export type { AnthropicApiVersion } from './request-body.js';
 
@@ -73,7 +74,7 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
     }
   }
 
-  async function errorText(response: UpstreamReply, signal: AbortSignal): Promise<string> {
+  async function errorText(response: UpstreamReply, signal: StopSignalLike): Promise<string> {
     return readTextLimited(response).catch((err: unknown) => {
       throw bodyReadFailure(err, signal);
     });
@@ -98,7 +99,7 @@ export function createAnthropicAdapter(options: AnthropicOptions): ProviderAdapt
     return { response, echo: null };
   }
 
-  async function readCompletion({ response, echo }: Sent, signal: AbortSignal): Promise<UpstreamCompletion> {
+  async function readCompletion({ response, echo }: Sent, signal: StopSignalLike): Promise<UpstreamCompletion> {
     let text: string;
     try {
       text = await response.text();

@@ -16,6 +16,7 @@ import { payloadError } from './errors.js';
 import type { PrefillEcho } from './prefill.js';
 import { finishReasonOf, tokensOf } from './response-parse.js';
 import type { UpstreamBody } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 /**
  * One batch per network read, as the OpenAI-compatible reader (../openai-compatible/event-stream.ts): a
@@ -24,7 +25,7 @@ import type { UpstreamBody } from '../upstream-http.js';
  */
 export async function* readMessageStream(
   body: UpstreamBody,
-  signal: AbortSignal,
+  signal: StopSignalLike,
   echo: PrefillEcho | null,
 ): AsyncGenerator<StreamEvent[], void, undefined> {
   const translator = new EventTranslator(echo);
@@ -220,7 +221,7 @@ function withoutNulls(record: Record<string, unknown>): Record<string, unknown> 
 /** The events of a Messages stream body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
   body: UpstreamBody,
-  signal: AbortSignal,
+  signal: StopSignalLike,
   echo: PrefillEcho | null,
 ): AsyncIterableIterator<readonly StreamEvent[]> {
   return cancelBodyOnEarlyReturn(body, readMessageStream(body, signal, echo));

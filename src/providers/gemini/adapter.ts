@@ -9,6 +9,7 @@ import { buildGeminiBody } from './request-body.js';
 import { parseCompletion } from './response-parse.js';
 import { answerEvents, cancellableEvents } from './stream-events.js';
 import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 export interface GeminiOptions {
   name: string;
@@ -50,7 +51,7 @@ export function createGeminiAdapter(options: GeminiOptions): ProviderAdapter {
     return response;
   }
 
-  async function readJson(response: UpstreamReply, signal: AbortSignal): Promise<unknown> {
+  async function readJson(response: UpstreamReply, signal: StopSignalLike): Promise<unknown> {
     let text: string;
     try {
       text = await response.text();

@@ -12,11 +12,12 @@ import { cancelBodyOnEarlyReturn } from '../early-cancel.js';
 import { abortedError, bodyReadFailure, protocolError } from '../upstream-failures.js';
 import { readChunk, responseKey, toFinishReason, toToolCall } from './chunk-reading.js';
 import type { UpstreamBody } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 /** The events of a stream body; abandoning them at any point cancels the body. */
 export function cancellableEvents(
   body: UpstreamBody,
-  signal: AbortSignal,
+  signal: StopSignalLike,
 ): AsyncIterableIterator<readonly StreamEvent[]> {
   return cancelBodyOnEarlyReturn(body, answerEvents(sseChunks(body, signal), signal));
 }
@@ -28,7 +29,7 @@ export function cancellableEvents(
  */
 export async function* answerEvents(
   chunks: AsyncIterable<readonly unknown[]> | Iterable<readonly unknown[]>,
-  signal: AbortSignal,
+  signal: StopSignalLike,
 ): AsyncGenerator<StreamEvent[], void, undefined> {
   const translator = new ChunkTranslator();
   let reported: UpstreamTokens | null = null;
@@ -61,7 +62,7 @@ export async function* answerEvents(
 /** The parsed chunks of each network read; a malformed one ends the iteration after those before it. */
 async function* sseChunks(
   body: UpstreamBody,
-  signal: AbortSignal,
+  signal: StopSignalLike,
 ): AsyncGenerator<unknown[], void, undefined> {
   try {
     for await (const sse of decodeSseBatches(body, { signal })) {

@@ -12,6 +12,7 @@ import { bodyReadFailure, fetchFailure, protocolError, readTextLimited } from '.
 import { statusError } from './upstream-errors.js';
 import { parseCompletion } from './wire-parse.js';
 import { httpOverFetch, type UpstreamHttp, type UpstreamReply } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 export interface OpenAICompatibleOptions {
   name: string;
@@ -59,7 +60,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleOptions):
     return response;
   }
 
-  async function readCompletion(response: UpstreamReply, signal: AbortSignal): Promise<UpstreamCompletion> {
+  async function readCompletion(response: UpstreamReply, signal: StopSignalLike): Promise<UpstreamCompletion> {
     let text: string;
     try {
       text = await response.text();

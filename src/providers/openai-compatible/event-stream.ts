@@ -9,6 +9,7 @@ import { abortedError, bodyReadFailure, isRecord, protocolError } from '../upstr
 import { payloadError } from './upstream-errors.js';
 import { chunkEvents } from './wire-parse.js';
 import type { UpstreamBody } from '../upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 type Step = IteratorResult<readonly StreamEvent[], void>;
 
@@ -52,7 +53,7 @@ class ChatEventReader implements AsyncIterableIterator<readonly StreamEvent[]> {
 
   constructor(
     private readonly body: UpstreamBody,
-    private readonly signal: AbortSignal,
+    private readonly signal: StopSignalLike,
   ) {}
 
   [Symbol.asyncIterator](): this {
@@ -203,7 +204,7 @@ function endedEarly(): UpstreamError {
 }
 
 /** The events of an SSE body; abandoning them at any point, even before the first read, cancels the body. */
-export function readChatStream(body: UpstreamBody, signal: AbortSignal): AsyncIterableIterator<readonly StreamEvent[]> {
+export function readChatStream(body: UpstreamBody, signal: StopSignalLike): AsyncIterableIterator<readonly StreamEvent[]> {
   return new ChatEventReader(body, signal);
 }
 

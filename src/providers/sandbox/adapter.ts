@@ -11,6 +11,7 @@ import { SandboxState, type SandboxStats } from './sandbox-state.js';
 import { continuationMessages } from '../continuation.js';
 import { simulateCompletion, type SimulatedCompletion, type SimulationInput } from './simulator.js';
 import { errorBodyForStatus } from './status-errors.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 export interface SandboxAdapterOptions {
   name?: string;
@@ -84,7 +85,7 @@ export function createSandboxAdapter(options: SandboxAdapterOptions): SandboxAda
 async function* simulatedEvents(
   sim: SimulatedCompletion,
   plan: FaultPlan,
-  signal: AbortSignal,
+  signal: StopSignalLike,
   state: SandboxState,
 ): AsyncGenerator<StreamEvent[], void, undefined> {
   state.begin();
@@ -115,7 +116,7 @@ async function* simulatedEvents(
 }
 
 /** A mid-stream failure, raised exactly as the OpenAI-compatible adapter reports it over HTTP. */
-async function strike(failure: FailureFault, signal: AbortSignal): Promise<void> {
+async function strike(failure: FailureFault, signal: StopSignalLike): Promise<void> {
   switch (failure.type) {
     case 'stall_after_tokens':
       await untilAborted(signal);

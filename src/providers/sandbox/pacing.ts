@@ -3,6 +3,7 @@
  * delays, so timer lateness does not accumulate over a long answer. Every wait honours the abort signal.
  */
 import type { SandboxPace } from './faults.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 /** A plausible hosted-model pace, used when the sandbox server is started without one. */
 export const DEFAULT_PACE: SandboxPace = { timeToFirstTokenMs: 250, tokensPerSecond: 60 };
@@ -10,7 +11,7 @@ export const DEFAULT_PACE: SandboxPace = { timeToFirstTokenMs: 250, tokensPerSec
 /** Unpaced generation yields to the event loop every this many tokens, so I/O and timers still run. */
 const UNPACED_YIELD_EVERY = 16;
 
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: StopSignalLike): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const onAbort = (): void => {
@@ -26,7 +27,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Settles only by rejecting, when the signal fires: how a stalled upstream "holds until the client aborts". */
-export function untilAborted(signal: AbortSignal): Promise<never> {
+export function untilAborted(signal: StopSignalLike): Promise<never> {
   return new Promise((_, reject) => {
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener('abort', () => reject(signal.reason), { once: true });
@@ -39,7 +40,7 @@ export class TokenClock {
 
   constructor(
     private readonly pace: SandboxPace,
-    private readonly signal: AbortSignal,
+    private readonly signal: StopSignalLike,
   ) {
     this.intervalMs = pace.tokensPerSecond > 0 ? 1000 / pace.tokensPerSecond : 0;
   }

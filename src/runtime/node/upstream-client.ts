@@ -17,6 +17,7 @@ import { Agent, errors, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { responseTooLarge } from '../../providers/upstream-byte-cap.js';
 import type { UpstreamBody, UpstreamHeaders, UpstreamHttp, UpstreamPost, UpstreamReply } from '../../providers/upstream-http.js';
+import type { StopSignalLike } from '../../core/stop-signal.js';
 
 /** Statuses whose response has no body by definition. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -86,18 +87,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   private answering = false;
 
   constructor(
-    private readonly signal: AbortSignal,
+    private readonly signal: StopSignalLike,
     /** UpstreamPost.maxBytes: past it the body fails with responseTooLarge and the call is ended. */
     private readonly maxBytes: number,
     resolve: (reply: UpstreamReply) => void,
     reject: (error: Error) => void,
   ) {
     this.answer = { resolve, reject };
-    signal.addEventListener('abort', this);
+    signal.addEventListener('abort', this.onAbort);
   }
 
-  /** The signal's 'abort' (this object is its listener, so no closure is made per call). */
-  handleEvent(): void {
+  /** The signal's 'abort': the call ends where it is. */
+  private readonly onAbort = (): void => {
     const reason = abortError(this.signal.reason);
     if (this.controller !== null) {
       this.controller.abort(reason);
@@ -106,7 +107,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
     // Still waiting for a connection: the caller hears at once; undici drops the request when it reaches a socket.
     this.pendingAbort = reason;
     this.fail(reason);
-  }
+  };
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -241,7 +242,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody, AsyncIte
   private finished(): void {
     if (this.listening) {
       this.listening = false;
-      this.signal.removeEventListener('abort', this);
+      this.signal.removeEventListener('abort', this.onAbort);
     }
     if (this.tailTimer !== null) {
       clearTimeout(this.tailTimer);
