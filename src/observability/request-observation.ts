@@ -262,9 +262,10 @@ export class RequestObservation {
     };
     // Told by failover of each read (AttemptWatch), not wrapped around them.
     const watch: AttemptWatch = {
+      // The wait is counted even once the attempt ended: a read the request stopped waiting for still waited.
       read: (waitedMs, batch) => {
-        if (!open) return;
         this.upstreamMs += waitedMs;
+        if (!open) return;
         if (batch === null) {
           end('ok', null);
           return;
@@ -279,7 +280,6 @@ export class RequestObservation {
         }
       },
       failed: (waitedMs, error) => {
-        if (!open) return;
         this.upstreamMs += waitedMs;
         end(attemptOutcome(error), error);
       },

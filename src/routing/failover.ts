@@ -140,7 +140,8 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
         if (live.bound.overrun !== null) await this.endOverrun(live, live.bound.overrun);
         result = await live.events.next();
       } catch (raw) {
-        live.watch?.failed(performance.now() - waitFrom, raw);
+        // (The output bound's error was told as it was found, with no wait.)
+        if (raw !== live.bound.overrun) live.watch?.failed(performance.now() - waitFrom, raw);
         // return() closed this attempt meanwhile (the client went away): nothing more to read.
         if (this.live !== live) return { done: true, value: undefined };
         // The answer had finished (its finish reason arrived): an upstream cut before its end of stream
@@ -160,8 +161,9 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
         return { done: true, value: undefined };
       }
       live.deadlines.event();
+      // The watch hears the whole batch (the first token, the model): the upstream did send it.
+      live.watch?.read(performance.now() - waitFrom, result.value);
       const batch = live.bound.check(result.value);
-      live.watch?.read(performance.now() - waitFrom, batch);
       // Past the bound at its first event: nothing of it is delivered, and the next turn ends the attempt.
       if (batch.length === 0) continue;
       const { delivery } = this.options;
@@ -204,10 +206,11 @@ export class FailoverStream implements AsyncIterator<FailoverBatch> {
   }
 
   /**
-   * Closes an attempt that went past its output bound (its upstream released), and throws the bound's error
-   * as its read would have: the caller's handling of a failed read (its watch told, failover) follows.
+   * Closes an attempt that went past its output bound (its watch told first, its upstream released), and
+   * throws the bound's error as its read would have: the caller's handling of a failed read follows.
    */
   private async endOverrun(live: Live, e: UpstreamError): Promise<never> {
+    live.watch?.failed(0, e);
     await live.events.return?.().catch(() => undefined);
     throw e;
   }

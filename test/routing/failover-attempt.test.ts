@@ -6,6 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Delivery } from '../../src/completions/delivery.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { RequestObservation } from '../../src/observability/request-observation.js';
+import { noTelemetry } from '../../src/observability/telemetry.js';
 import type { AttemptWatch, EventBatches, ProviderAdapter, StreamEvent, WatchedBatches } from '../../src/providers/contract.js';
 import type { ModelCapabilities } from '../../src/providers/model-capabilities.js';
 import { capabilitiesFor } from '../../src/providers/model-capabilities.js';
@@ -44,6 +47,19 @@ function target(adapter: ProviderAdapter, maxOutputTokens: number | null): Targe
   return { adapter: withTargetParams(adapter, params), params, model: 'm', deadlines: DEFAULT_DEADLINES, oneShot: false, health: new TargetHealth() };
 }
 
+/** A failover over `targets` for a request bounded at `maxTokens`, continuing after a partial answer. */
+function failover(targets: readonly Target[], maxTokens = 100): FailoverStream {
+  return new FailoverStream({
+    targets,
+    request: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: maxTokens, temperature: null, top_p: null, stream: true, include_usage: false },
+    clientSignal: new AbortController().signal,
+    requestDeadlineAt: performance.now() + 60_000,
+    afterPartial: 'continue',
+    countTokens: (text) => Math.ceil(text.length / 3),
+    delivery: new Delivery(),
+  });
+}
+
 async function drain(stream: FailoverStream): Promise<number> {
   let chars = 0;
   for (;;) {
@@ -60,15 +76,7 @@ describe('the output bound in failover', () => {
     // 10,000 estimated tokens, past the allowance of 4 x 100 + 1,024 = 1,424 (but within 4 x 10,000 + 1,024).
     const first = target(streaming('first', 100, 300, asked), 100);
     const second = target(streaming('second', 1, 30, asked), null);
-    const stream = new FailoverStream({
-      targets: [first, second],
-      request: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10_000, temperature: null, top_p: null, stream: true, include_usage: false },
-      clientSignal: new AbortController().signal,
-      requestDeadlineAt: performance.now() + 60_000,
-      afterPartial: 'continue',
-      countTokens: (text) => Math.ceil(text.length / 3),
-      delivery: new Delivery(),
-    });
+    const stream = failover([first, second], 10_000);
     await stream.open();
     const chars = await drain(stream);
     expect(asked[0]).toBe(100);
@@ -97,18 +105,6 @@ describe("an attempt's watch", () => {
     };
   }
 
-  function failover(targets: Target[]): FailoverStream {
-    return new FailoverStream({
-      targets,
-      request: { model: 'svc-fast', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100, temperature: null, top_p: null, stream: true, include_usage: false },
-      clientSignal: new AbortController().signal,
-      requestDeadlineAt: performance.now() + 60_000,
-      afterPartial: 'continue',
-      countTokens: (text) => Math.ceil(text.length / 3),
-      delivery: new Delivery(),
-    });
-  }
-
   it('hears each read, then the end of the answer', async () => {
     const told: string[] = [];
     const stream = failover([target(watched(streaming('a', 2, 10, []), told), null)]);
@@ -134,5 +130,30 @@ describe("an attempt's watch", () => {
     await drain(stream);
     expect(told.filter((t) => t.startsWith('failed'))).toEqual(['failed upstream kept producing past m']);
     expect(told.at(-1)).toMatch(/^failed/);
+  });
+
+  it("counts a read's wait on the upstream even when the client left during it", async () => {
+    // The request's own observation: what the gateway-overhead histogram and the access line subtract.
+    const observation = new RequestObservation(noTelemetry, silentLogger, 'chat', 'req_1');
+    let release: () => void = () => {};
+    const stalled: ProviderAdapter = {
+      ...streaming('a', 0, 0, []),
+      stream: () =>
+        Promise.resolve({
+          [Symbol.asyncIterator]: () => ({
+            next: () => new Promise<IteratorResult<readonly StreamEvent[]>>((_, reject) => (release = () => reject(new Error('closed')))),
+            return: () => Promise.resolve({ done: true, value: undefined }),
+          }),
+        }),
+    };
+    const stream = failover(observation.attach('svc-fast', [target(stalled, null)]));
+    await stream.open();
+    const before = observation.upstreamMs;
+    const reading = stream.next();
+    await new Promise((r) => setTimeout(r, 200));
+    await stream.close('client_closed');
+    release();
+    await reading;
+    expect(observation.upstreamMs - before).toBeGreaterThanOrEqual(150);
   });
 });

@@ -29,4 +29,33 @@ describe('StopSignal', () => {
     expect(called).toBe(false);
     expect((signal.reason as Error).message).toBe('x');
   });
+
+  it('calls a listener added twice once, skips one removed while it aborts, and runs the rest when one throws', async () => {
+    const signal = new StopSignal();
+    const heard: string[] = [];
+    const twice = (): void => void heard.push('twice');
+    const late = (): void => void heard.push('late');
+    signal.addEventListener('abort', twice);
+    signal.addEventListener('abort', twice);
+    signal.addEventListener('abort', () => {
+      heard.push('remover');
+      signal.removeEventListener('abort', late);
+    });
+    signal.addEventListener('abort', () => {
+      throw new Error('listener bug');
+    });
+    signal.addEventListener('abort', late);
+    signal.addEventListener('abort', () => void heard.push('after the throw'));
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown): void => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      expect(() => signal.abort('x')).not.toThrow();
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(heard).toEqual(['twice', 'remover', 'after the throw']);
+    expect(uncaught.map((e) => (e as Error).message)).toEqual(['listener bug']);
+  });
 });
