@@ -12,7 +12,7 @@ import { targetKey } from '../billing/media/media-estimate.js';
 import { estimateDeliveredTokens } from '../billing/token-estimate.js';
 import type { Clock } from '../core/clock.js';
 import { type Deadline, repeatEvery } from '../core/deadline-timers.js';
-import { StopSignal } from '../core/stop-signal.js';
+import { StopSignal, type StopSignalLike } from '../core/stop-signal.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ChatRequest, SvcMetadata } from '../openai/chat-types.js';
@@ -37,13 +37,6 @@ export interface CompletionLimits {
   relayReasoning?: boolean;
 }
 
-/** What a completion needs to know of its client's going away: an AbortSignal is one. */
-export interface ClientSignal {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void, options: { once: true }): void;
-}
-
 export interface CompletionDeps {
   ledger: LedgerStore;
   clock: Clock;
@@ -63,7 +56,8 @@ export interface CompletionRequest {
   route: Route;
   quote: Quote;
   /** Fires when the client goes away. */
-  clientSignal: ClientSignal;
+  /** The client's going away: an AbortSignal (the app's path) or a StopSignal (the Node entry's). */
+  clientSignal: StopSignalLike;
   afterPartial: FailoverOptions['afterPartial'];
   /** Metrics, trace and access line of the request (src/observability/); absent: not observed. */
   observation?: RequestObservation;
@@ -97,8 +91,8 @@ export class Completion {
   private readonly startedAt = performance.now();
   /**
    * Aborts the upstream call: when the client goes away (with the client's reason) or when the completion
-   * is interrupted. One signal for both, rather than a signal combining two; and not an AbortController:
-   * only the attempt's own signal, which the upstream call gets, has to be one (src/core/stop-signal.ts).
+   * is interrupted. One signal for both, rather than a signal combining two; a StopSignal, not an
+   * AbortController, whose event machinery Node builds per signal (src/core/stop-signal.ts).
    */
   private readonly stop = new StopSignal();
   private interruption: Extract<Ending, 'shutdown' | 'write_timeout'> | null = null;

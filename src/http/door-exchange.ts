@@ -4,7 +4,7 @@
  * Context (./hono-exchange.ts) on every runtime, and node:http's request and response directly on Node
  * (src/runtime/node/direct-doors.ts), so that the hot routes build no Web Request, Response or stream.
  */
-import type { ClientSignal } from '../completions/completion.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 import type { AppDeps } from '../core/deps.js';
 import type { RequestObservation } from '../observability/request-observation.js';
 import type { ApiKeyRecord } from '../store/types.js';
@@ -21,7 +21,7 @@ export interface DoorRequest {
   /** The body as text: read on the first call, the same text on every later one. */
   text(): Promise<string>;
   /** Fires when the client goes away. */
-  readonly clientSignal: ClientSignal;
+  readonly clientSignal: StopSignalLike;
   /**
    * Cuts the client's connection (a runtime capability): an errored stream is not enough on Node, whose
    * writer, blocked on a client that does not read, never reads the error.

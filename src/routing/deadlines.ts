@@ -1,7 +1,8 @@
 /**
  * The deadlines of one upstream attempt, enforced through the stop signal the adapter already honours (a
- * StopSignal, ../core/stop-signal.ts: an AbortSignal's interface at a fraction of its cost): when one passes, the signal fires with an UpstreamError('timeout') naming it, the adapter's fetch or stream read
- * rejects with that error, and failover moves on.
+ * StopSignal, ../core/stop-signal.ts: an AbortSignal's interface at a fraction of its cost): when one
+ * passes, the signal fires with an UpstreamError('timeout') naming it, the adapter's upstream call or stream
+ * read rejects with that error, and failover moves on.
  *
  * - connect: until the upstream accepts the call (answers with a status and headers);
  * - first token: from the start of the attempt until its first event;
@@ -40,13 +41,6 @@ type Phase = 'connect' | 'first_token' | 'streaming' | 'done';
 /** Which deadline is next: the phase's own, the attempt's total, or the request's. */
 type Bound = 'phase' | 'total' | 'request';
 
-/** What an attempt needs of the signal above it (the completion's, src/core/stop-signal.ts; an AbortSignal is one too). */
-export interface ParentSignal {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void, options: { once: true }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
-
 export class AttemptDeadlines {
   /** Fires when the attempt must end (client gone, a deadline passed, failover closing it): its call's signal. */
   readonly stop = new StopSignal();
@@ -68,7 +62,8 @@ export class AttemptDeadlines {
 
   constructor(
     private readonly deadlines: Deadlines,
-    private readonly parent: ParentSignal,
+    /** The signal above the attempt: the completion's. */
+    private readonly parent: StopSignalLike,
     /** `performance.now()` instant after which the whole request gives up, whatever this attempt's own deadlines say. */
     private readonly requestDeadlineAt: number,
     /** A one-piece call: its first token arrives with its last, so the first-token deadline bounds it all. */

@@ -24,10 +24,11 @@ import type { Delivery } from '../completions/delivery.js';
 import type { ChatRequest } from '../openai/chat-types.js';
 import { completionAsEvents } from '../providers/completion-events.js';
 import { UpstreamError, type AttemptWatch, type StreamEvent, type WatchedBatches } from '../providers/contract.js';
+import type { StopSignalLike } from '../core/stop-signal.js';
 import { maxTokensFor } from '../providers/target-params.js';
 import { OutputBound } from '../providers/upstream-output-bound.js';
 import { detailOf } from '../providers/upstream-failures.js';
-import { AttemptDeadlines, type ParentSignal } from './deadlines.js';
+import { AttemptDeadlines } from './deadlines.js';
 import type { Target } from './router.js';
 
 export interface Attempt {
@@ -61,7 +62,7 @@ export interface FailoverOptions {
   targets: readonly Target[];
   /** `max_tokens` is the bound of the whole answer, across attempts. */
   request: ChatRequest & { max_tokens: number };
-  clientSignal: ParentSignal;
+  clientSignal: StopSignalLike;
   /** `performance.now()` instant after which no attempt may run (monotonic: a wall-clock step moves no deadline). */
   requestDeadlineAt: number;
   afterPartial: 'continue' | 'restart';
