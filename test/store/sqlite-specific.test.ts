@@ -138,6 +138,69 @@ describe('sqlite store specifics', () => {
     }
   });
 
+  describe('writes of one turn, in one transaction (grants, allocations and balances written at its end)', () => {
+    it('lets a reserve spend what a settle of the same transaction gave back to a grant its row says is empty', async () => {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      const first = await hold(store, owner, 100);
+      expect(raw.get<{ remaining: number }>('SELECT remaining FROM credit_grants')?.remaining).toBe(0);
+      // Asked in one turn: one transaction, the settle first.
+      const [settled, second] = await Promise.all([
+        store.ledger.settle({ holdId: first, amount: 40, usage: usage() }),
+        store.ledger.reserve({ holdId: 'hold_second', keyId: owner.keyId, amount: 50, leaseMs: HOUR }),
+      ]);
+      expect(settled.status).toBe('settled');
+      expect(second).toMatchObject({ ok: true, amount: 50 });
+      expect(raw.get<{ remaining: number }>('SELECT remaining FROM credit_grants')?.remaining).toBe(10);
+      // A third draw in one transaction sees what the two before it left, not the row.
+      const [third, fourth] = await Promise.all([
+        store.ledger.reserve({ holdId: 'hold_third', keyId: owner.keyId, amount: 10, leaseMs: HOUR }),
+        store.ledger.reserve({ holdId: 'hold_fourth', keyId: owner.keyId, amount: 1, leaseMs: HOUR }),
+      ]);
+      expect(third.ok).toBe(true);
+      expect(fourth).toMatchObject({ ok: false, reason: 'insufficient_credits', available: 0 });
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+
+    it('reports to every settle of a transaction the balance it commits', async () => {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 1000));
+      const a = await hold(store, owner, 100);
+      const b = await hold(store, owner, 100);
+      const [settledA, settledB] = await Promise.all([
+        store.ledger.settle({ holdId: a, amount: 30, usage: usage() }),
+        store.ledger.settle({ holdId: b, amount: 50, usage: usage() }),
+      ]);
+      const committed = await store.ledger.balance(owner.accountId, owner.environment);
+      expect(committed).toMatchObject({ purchased: 920, reserved: 0 });
+      expect(settledA.status === 'settled' && settledA.balance).toEqual(committed);
+      expect(settledB.status === 'settled' && settledB.balance).toEqual(committed);
+      // Each its own object: a caller that changes one changes no other request's answer.
+      expect(settledA.status === 'settled' && settledB.status === 'settled' && settledA.balance !== settledB.balance).toBe(true);
+    });
+
+    it('returns every credit of a hold voided in the transaction that made it', async () => {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(earned(owner, 30, T0 + HOUR));
+      await store.ledger.grant(purchased(owner, 30));
+      const [reserved, voided] = await Promise.all([
+        store.ledger.reserve({ holdId: 'hold_both', keyId: owner.keyId, amount: 45, leaseMs: HOUR }),
+        store.ledger.void('hold_both'),
+      ]);
+      expect(reserved.ok).toBe(true);
+      expect(voided).toBe(true);
+      expect(raw.all<{ kind: string; remaining: number }>('SELECT kind, remaining FROM credit_grants ORDER BY id')).toEqual([
+        { kind: 'earned', remaining: 30 },
+        { kind: 'purchased', remaining: 30 },
+      ]);
+      expect(raw.all<{ seq: number; amount: number }>("SELECT seq, amount FROM hold_allocations WHERE hold_id = 'hold_both' ORDER BY seq")).toEqual([
+        { seq: 0, amount: 30 },
+        { seq: 1, amount: 15 },
+      ]);
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+  });
+
   it('sees writes made by another connection to the same file (CLI next to the server)', async () => {
     const cli = createSqliteStore({ path, clock });
     try {

@@ -39,6 +39,11 @@ interface Prepared {
 
 /** Work left for the end of a transaction (SqliteConnection.atCommit). */
 export interface AtCommit {
+  /**
+   * Runs after every other work of the transaction: a read of what the transaction's writes leave (the
+   * balance a settle reports, grants.ts) must see the rows the others write at the end.
+   */
+  readonly afterWrites?: boolean;
   run(conn: SqliteConnection): void;
 }
 
@@ -93,6 +98,17 @@ export class SqliteConnection {
     return work as T;
   }
 
+  /**
+   * Runs the work left under `key` now, and forgets it: for a write that must read the rows that work
+   * writes (the reap's expiry reads what the grants hold, expire.ts).
+   */
+  runPendingAt(key: string): void {
+    const work = this.pending.get(key);
+    if (work === undefined) return;
+    this.pending.delete(key);
+    work.run(this);
+  }
+
   /** The work left under `key` in the open transaction, if any (a read: it counts as no change). */
   pendingAt<T extends AtCommit>(key: string): T | undefined {
     return this.pending.get(key) as T | undefined;
@@ -102,7 +118,12 @@ export class SqliteConnection {
     if (this.pending.size === 0) return;
     const pending = this.pending;
     this.pending = new Map();
-    for (const work of pending.values()) work.run(this);
+    let reads: AtCommit[] | null = null;
+    for (const work of pending.values()) {
+      if (work.afterWrites === true) (reads ??= []).push(work);
+      else work.run(this);
+    }
+    if (reads !== null) for (const work of reads) work.run(this);
   }
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */

@@ -1,6 +1,6 @@
 import type { Environment } from '../types.js';
 import type { SqliteConnection } from './database.js';
-import { adjustRemaining } from './grants.js';
+import { adjustRemaining, writeGrantDeltas } from './grants.js';
 import { appendEntry } from './journal.js';
 
 /**
@@ -15,6 +15,9 @@ import { appendEntry } from './journal.js';
  * skip the sort, about 50 ms per million grants under the write lock.
  */
 export function expireGrants(conn: SqliteConnection, now: number, limit: number): void {
+  // The reap shares its transaction with other writes, and its voids gave credits back: the rows must
+  // hold all of it before they are read.
+  writeGrantDeltas(conn);
   const due = conn.all<{ id: number; account_id: string; environment: Environment; remaining: number }>(
     `SELECT id, account_id, environment, remaining FROM credit_grants INDEXED BY credit_grants_expirable
      WHERE kind = 'earned' AND remaining > 0 AND expires_at <= ?
@@ -23,7 +26,7 @@ export function expireGrants(conn: SqliteConnection, now: number, limit: number)
     limit,
   );
   for (const grant of due) {
-    adjustRemaining(conn, grant.id, -grant.remaining);
+    adjustRemaining(conn, { accountId: grant.account_id, environment: grant.environment }, grant.id, -grant.remaining);
     appendEntry(
       conn,
       { accountId: grant.account_id, environment: grant.environment, kind: 'expire', amount: grant.remaining, grantId: grant.id, holdId: null },

@@ -2,7 +2,7 @@ import { chargeFor, splitCharge } from '../ledger-rules.js';
 import type { SettleInput, SettleResult } from '../types.js';
 import { releaseCommitted } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
-import { adjustRemaining, balanceOf } from './grants.js';
+import { adjustRemaining, balanceAtCommit } from './grants.js';
 import { type EndingHold, finalizeHold, findEndingHold } from './holds.js';
 import { type Entry, appendEntries } from './journal.js';
 import { recordUsage } from './usage.js';
@@ -10,6 +10,7 @@ import { recordUsage } from './usage.js';
 /**
  * The whole settle, inside an IMMEDIATE transaction. A hold that is already final answers with what it
  * was settled for, so a settle retried after its reply was lost reports the charge it made the first time.
+ * The balance it reports is the one the transaction commits (balanceAtCommit, grants.ts).
  */
 export function settleHold(conn: SqliteConnection, input: SettleInput, now: number): SettleResult {
   const ending = findEndingHold(conn, input.holdId);
@@ -20,11 +21,11 @@ export function settleHold(conn: SqliteConnection, input: SettleInput, now: numb
       status: 'already_final',
       charged: ending.settledAmount ?? 0,
       voided: hold.status === 'voided',
-      balance: balanceOf(conn, hold.accountId, hold.environment, now),
+      balance: balanceAtCommit(conn, hold.accountId, hold.environment, now),
     };
   }
   const charged = settlePending(conn, ending, input, now);
-  return { status: 'settled', charged, balance: balanceOf(conn, hold.accountId, hold.environment, now) };
+  return { status: 'settled', charged, balance: balanceAtCommit(conn, hold.accountId, hold.environment, now) };
 }
 
 /**
@@ -40,7 +41,7 @@ export function settlePending(conn: SqliteConnection, ending: EndingHold, input:
   for (const part of splitCharge(ending.allocations, charged)) {
     entries.push({ accountId: owner.accountId, environment: owner.environment, holdId: owner.holdId, kind: 'settle', amount: part.spent, grantId: part.grantId });
     if (part.released > 0) {
-      adjustRemaining(conn, part.grantId, part.released);
+      adjustRemaining(conn, owner, part.grantId, part.released);
       entries.push({ accountId: owner.accountId, environment: owner.environment, holdId: owner.holdId, kind: 'release', amount: part.released, grantId: part.grantId });
     }
   }
@@ -56,7 +57,7 @@ export function voidPending(conn: SqliteConnection, ending: EndingHold, now: num
   const { hold } = ending;
   const entries: Entry[] = [];
   for (const allocation of ending.allocations) {
-    adjustRemaining(conn, allocation.grantId, allocation.amount);
+    adjustRemaining(conn, hold, allocation.grantId, allocation.amount);
     entries.push({
       accountId: hold.accountId,
       environment: hold.environment,

@@ -1,6 +1,7 @@
 import type { Allocation } from '../ledger-rules.js';
 import { type Hold, type HoldRow, type HoldStatus, toHold } from '../rows.js';
-import type { SqliteConnection } from './database.js';
+import type { AtCommit, SqlParam, SqliteConnection } from './database.js';
+import { insertRows } from './multi-row-insert.js';
 
 export type { Hold } from '../rows.js';
 
@@ -28,15 +29,28 @@ export function insertHold(conn: SqliteConnection, hold: Hold, allocations: read
     hold.leaseExpiresAt,
     now,
   );
+  const rows = conn.atCommit('hold_allocations', () => new AllocationRows());
   allocations.forEach((allocation, seq) => {
-    conn.run(
-      'INSERT INTO hold_allocations (hold_id, seq, grant_id, amount) VALUES (?, ?, ?, ?)',
-      hold.id,
-      seq,
-      allocation.grantId,
-      allocation.amount,
-    );
+    rows.params.push(hold.id, seq, allocation.grantId, allocation.amount);
   });
+  rows.byHold.set(hold.id, allocations);
+}
+
+const ALLOCATION_INSERT = { head: 'INSERT INTO hold_allocations (hold_id, seq, grant_id, amount) VALUES ', row: '(?, ?, ?, ?)' };
+
+/**
+ * The allocations of a transaction's new holds, written at its end together (multi-row-insert.ts), as the
+ * journal's rows are: one INSERT a reserve cost a statement of its own. The one read of allocations inside
+ * a write, ending a hold (findEndingHold), looks here first, so a hold ended in the transaction that made it
+ * (by a void, say) still returns its credits.
+ */
+class AllocationRows implements AtCommit {
+  readonly params: SqlParam[] = [];
+  readonly byHold = new Map<string, readonly Allocation[]>();
+
+  run(conn: SqliteConnection): void {
+    insertRows(conn, ALLOCATION_INSERT, 4, this.params);
+  }
 }
 
 /** A hold with what ending it needs: its allocations in spending order, and whether its key has a parent. */
@@ -66,7 +80,11 @@ export function findEndingHold(conn: SqliteConnection, holdId: string): EndingHo
     holdId,
   );
   if (row === undefined) return null;
-  const allocations = (JSON.parse(row.allocations) as [number, number][]).map(([grantId, amount]) => ({ grantId, amount }));
+  const unwritten = conn.pendingAt<AllocationRows>('hold_allocations')?.byHold.get(holdId);
+  const allocations =
+    unwritten !== undefined
+      ? unwritten.map(({ grantId, amount }) => ({ grantId, amount }))
+      : (JSON.parse(row.allocations) as [number, number][]).map(([grantId, amount]) => ({ grantId, amount }));
   return { hold: toHold(row), allocations, parentKeyId: row.parent_key_id, settledAmount: row.settled_amount };
 }
 

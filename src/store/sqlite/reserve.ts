@@ -3,7 +3,7 @@ import type { ReserveInput, ReserveResult } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { addCommitted, committedOn } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
-import { adjustRemaining, spendableGrants } from './grants.js';
+import { SPENDABLE_GRANTS_JSON, adjustRemaining, spendableFrom } from './grants.js';
 import { type Hold, findHold, insertHold } from './holds.js';
 import { type KeyRowForChain, chainFrom } from './key-chain.js';
 import { appendEntries } from './journal.js';
@@ -15,7 +15,7 @@ import { appendEntries } from './journal.js';
  */
 export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number): ReserveResult {
   validateReserve(input);
-  const read = keyAndHold(conn, input.keyId, input.holdId);
+  const read = keyAndHold(conn, input.keyId, input.holdId, now);
   // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
   // and the state tells the caller whether it can still be settled.
   const existing = read === undefined ? findHold(conn, input.holdId) : read.hold;
@@ -42,13 +42,13 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
     }
   }
 
-  const plan = allocate(spendableGrants(conn, key.account_id, key.environment, now), input.amount);
+  const owner = { accountId: key.account_id, environment: key.environment };
+  const plan = allocate(spendableFrom(conn, read.grants, owner, now), input.amount);
   if (!plan.ok) return { ok: false, reason: 'insufficient_credits', available: plan.available };
 
   const leaseExpiresAt = now + input.leaseMs;
-  const owner = { accountId: key.account_id, environment: key.environment };
   for (const allocation of plan.allocations) {
-    adjustRemaining(conn, allocation.grantId, -allocation.amount);
+    adjustRemaining(conn, owner, allocation.grantId, -allocation.amount);
   }
   insertHold(
     conn,
@@ -69,18 +69,26 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
 type ExistingHold = Pick<Hold, 'id' | 'amount' | 'status' | 'leaseExpiresAt'>;
 
 /**
- * The key's own row and the hold `holdId` if it exists, in one statement: every reserve reads both (the hold
- * to answer a retried reserve, the key for its owner, caps and revocation). Undefined if there is no such key.
+ * The key's own row, the hold `holdId` if it exists and the key's account's spendable grants, in one
+ * statement: every reserve reads all three (the hold to answer a retried reserve, the key for its owner, caps
+ * and revocation, the grants to draw from). Undefined if there is no such key.
  */
-function keyAndHold(conn: SqliteConnection, keyId: string, holdId: string): { key: KeyRowForChain; hold: ExistingHold | null } | undefined {
+function keyAndHold(
+  conn: SqliteConnection,
+  keyId: string,
+  holdId: string,
+  now: number,
+): { key: KeyRowForChain; hold: ExistingHold | null; grants: string } | undefined {
   const row = conn.get<
-    KeyRowForChain & { hold_id: string | null; hold_amount: number; hold_status: Hold['status']; hold_lease_expires_at: number }
+    KeyRowForChain & { hold_id: string | null; hold_amount: number; hold_status: Hold['status']; hold_lease_expires_at: number; grants: string }
   >(
     `SELECT k.id, k.account_id, k.environment, k.daily_credit_limit, k.revoked_at, 0 AS depth, k.parent_key_id,
-            h.id AS hold_id, h.amount AS hold_amount, h.status AS hold_status, h.lease_expires_at AS hold_lease_expires_at
+            h.id AS hold_id, h.amount AS hold_amount, h.status AS hold_status, h.lease_expires_at AS hold_lease_expires_at,
+            ${SPENDABLE_GRANTS_JSON} AS grants
      FROM api_keys k LEFT JOIN holds h ON h.id = ?2 WHERE k.id = ?1`,
     keyId,
     holdId,
+    now,
   );
   if (row === undefined) return undefined;
   // Field by field: an object rest (`...key`) is a runtime call that builds a slow object, and the key's
@@ -95,5 +103,5 @@ function keyAndHold(conn: SqliteConnection, keyId: string, holdId: string): { ke
     parent_key_id: row.parent_key_id,
   };
   const hold = row.hold_id === null ? null : { id: row.hold_id, amount: row.hold_amount, status: row.hold_status, leaseExpiresAt: row.hold_lease_expires_at };
-  return { key, hold };
+  return { key, hold, grants: row.grants };
 }
