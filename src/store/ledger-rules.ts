@@ -42,10 +42,8 @@ export function validateSettle(input: SettleInput): void {
   }
 }
 
-/** A settle posts at most what was held and never less than zero. */
-export function chargeFor(requested: number, held: number): number {
-  return Math.min(Math.max(requested, 0), held);
-}
+// A settle posts at most what was held and never less than zero: min(max(requested, 0), held). Both stores
+// apply it in the statement that settles the hold (sqlite/holds.ts settleIfPending, postgres/ledger-functions.ts).
 
 export interface SpendableGrant {
   grantId: number;

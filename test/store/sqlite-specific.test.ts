@@ -179,6 +179,20 @@ describe('sqlite store specifics', () => {
       expect(settledA.status === 'settled' && settledB.status === 'settled' && settledA.balance !== settledB.balance).toBe(true);
     });
 
+    it('settles a hold in the transaction that made it, returning what it did not spend to the grants it drew from', async () => {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(earned(owner, 30, T0 + HOUR));
+      await store.ledger.grant(purchased(owner, 30));
+      const [reserved, settled] = await Promise.all([
+        store.ledger.reserve({ holdId: 'hold_fast', keyId: owner.keyId, amount: 45, leaseMs: HOUR }),
+        store.ledger.settle({ holdId: 'hold_fast', amount: 35, usage: usage() }),
+      ]);
+      expect(reserved.ok).toBe(true);
+      expect(settled).toMatchObject({ status: 'settled', charged: 35, balance: { earned: 0, purchased: 25, reserved: 0 } });
+      expect(raw.all<{ remaining: number }>('SELECT remaining FROM credit_grants ORDER BY id')).toEqual([{ remaining: 0 }, { remaining: 25 }]);
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+
     it('returns every credit of a hold voided in the transaction that made it', async () => {
       const owner = await seedAccount(store);
       await store.ledger.grant(earned(owner, 30, T0 + HOUR));

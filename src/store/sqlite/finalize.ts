@@ -1,9 +1,9 @@
-import { chargeFor, splitCharge } from '../ledger-rules.js';
+import { splitCharge } from '../ledger-rules.js';
 import type { SettleInput, SettleResult } from '../types.js';
 import { releaseCommitted } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining, balanceAtCommit } from './grants.js';
-import { type EndingHold, finalizeHold, findEndingHold } from './holds.js';
+import { type EndingHold, finalizeHold, findEndingHold, settleIfPending } from './holds.js';
 import { type Entry, appendEntries } from './journal.js';
 import { recordUsage } from './usage.js';
 
@@ -13,29 +13,33 @@ import { recordUsage } from './usage.js';
  * The balance it reports is the one the transaction commits (balanceAtCommit, grants.ts).
  */
 export function settleHold(conn: SqliteConnection, input: SettleInput, now: number): SettleResult {
+  const settled = settleIfPending(conn, input.holdId, input.amount, now);
+  if (settled !== null) {
+    const charged = settled.settledAmount ?? 0;
+    postSettle(conn, settled, charged, input, now);
+    return { status: 'settled', charged, balance: balanceAtCommit(conn, settled.hold.accountId, settled.hold.environment, now) };
+  }
   const ending = findEndingHold(conn, input.holdId);
   if (!ending) return { status: 'unknown_hold' };
   const { hold } = ending;
-  if (hold.status !== 'pending') {
-    return {
-      status: 'already_final',
-      charged: ending.settledAmount ?? 0,
-      voided: hold.status === 'voided',
-      balance: balanceAtCommit(conn, hold.accountId, hold.environment, now),
-    };
-  }
-  const charged = settlePending(conn, ending, input, now);
-  return { status: 'settled', charged, balance: balanceAtCommit(conn, hold.accountId, hold.environment, now) };
+  // Not pending, or the UPDATE above would have settled it: the same transaction saw both.
+  if (hold.status === 'pending') throw new Error(`hold ${hold.id} is pending but was not settled`);
+  return {
+    status: 'already_final',
+    charged: ending.settledAmount ?? 0,
+    voided: hold.status === 'voided',
+    balance: balanceAtCommit(conn, hold.accountId, hold.environment, now),
+  };
 }
 
 /**
- * Posts the charged part of a pending hold and returns the rest to their grants (the split is
- * splitCharge's, ledger-rules.ts). Must run inside an IMMEDIATE transaction. If a grant expired while
- * held, its released part lands in an expired grant: the next reap expires it (expire.ts).
+ * What follows a hold's settle for `charged` credits (the hold row already says so, settleIfPending):
+ * the charged part posted and the rest returned to their grants (the split is splitCharge's,
+ * ledger-rules.ts), the day counters and the usage. Must run inside an IMMEDIATE transaction. If a grant
+ * expired while held, its released part lands in an expired grant: the next reap expires it (expire.ts).
  */
-export function settlePending(conn: SqliteConnection, ending: EndingHold, input: SettleInput, now: number): number {
+function postSettle(conn: SqliteConnection, ending: EndingHold, charged: number, input: SettleInput, now: number): void {
   const { hold } = ending;
-  const charged = chargeFor(input.amount, hold.amount);
   const owner = { accountId: hold.accountId, environment: hold.environment, holdId: hold.id };
   const entries: Entry[] = [];
   for (const part of splitCharge(ending.allocations, charged)) {
@@ -46,10 +50,8 @@ export function settlePending(conn: SqliteConnection, ending: EndingHold, input:
     }
   }
   appendEntries(conn, entries, now);
-  finalizeHold(conn, hold.id, charged, now);
   releaseCommitted(conn, hold.keyId, ending.parentKeyId, hold.day, hold.amount - charged);
   recordUsage(conn, hold, input.usage, charged, now);
-  return charged;
 }
 
 /** Returns every held credit to its grant; used by void and by the reaper. */
