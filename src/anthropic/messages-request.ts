@@ -26,7 +26,7 @@ import { MAX_STOP_SEQUENCES } from '../openai/chat-request-schema.js';
 import { invalidRequest } from '../openai/errors.js';
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from '../openai/chat-types.js';
 import { EFFORT_SHARE } from '../providers/reasoning-effort.js';
-import { validationError } from '../openai/validation-errors.js';
+import { safeParseReporting, validationError } from '../openai/validation-errors.js';
 
 const cacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.string().optional() }).strict().nullable().optional();
 const textBlock = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations: z.unknown().optional() }).strict();
@@ -117,7 +117,7 @@ export type MessagesRequestBody = z.infer<typeof messagesRequestSchema>;
 
 /** Anthropic's body -> the internal request. Throws GatewayError (400) naming the field. */
 export function parseMessagesRequest(body: unknown): ChatRequest {
-  const parsed = messagesRequestSchema.safeParse(body, { reportInput: true });
+  const parsed = safeParseReporting(messagesRequestSchema, body);
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
   if (b.thinking?.type === 'enabled' && b.thinking.budget_tokens >= b.max_tokens) {

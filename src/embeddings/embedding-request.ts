@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../openai/errors.js';
-import { validationError } from '../openai/validation-errors.js';
+import { safeParseReporting, validationError } from '../openai/validation-errors.js';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 /** The largest vectors asked for (OpenAI's and Gemini's largest models give 3,072). */
@@ -49,7 +49,7 @@ function inputOf(item: unknown, param: string): string {
 }
 
 export function parseEmbeddingRequest(body: unknown): EmbeddingRequest {
-  const parsed = schema.safeParse(body, { reportInput: true });
+  const parsed = safeParseReporting(schema, body);
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
   let inputs: string[];

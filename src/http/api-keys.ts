@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../core/deps.js';
 import { forbidden, notFound, unauthorized } from '../openai/errors.js';
 import { StoreError } from '../store/errors.js';
-import { validationError } from '../openai/validation-errors.js';
+import { safeParseReporting, validationError } from '../openai/validation-errors.js';
 import { canSee, escalation } from '../keys/key-policy.js';
 import { createApiKey, keyView } from '../keys/key-service.js';
 import { isLimited, refuseTooDeep } from '../ratelimit/admit.js';
@@ -28,7 +28,7 @@ export const apiKeysRoutes = new Hono<AppEnv>()
   })
   .post('/', async (c) => {
     const actor = c.get('key');
-    const parsed = createBody.safeParse(await readJson(c), { reportInput: true });
+    const parsed = safeParseReporting(createBody, await readJson(c));
     if (!parsed.success) throw validationError(parsed.error);
     const b = parsed.data;
     // A new key inherits the creator's environment and cap unless it asks for a weaker one.

@@ -5,7 +5,7 @@
 import { chatRequestSchema, type ChatRequestBody } from './chat-request-schema.js';
 import type { ChatMessage, ChatRequest, ContentPart } from './chat-types.js';
 import { invalidRequest } from './errors.js';
-import { validationError } from './validation-errors.js';
+import { safeParseReporting, validationError } from './validation-errors.js';
 
 /** Parameters OpenAI documents that this gateway refuses, with the reason given to the client. */
 const UNSUPPORTED: Record<string, string> = {
@@ -58,7 +58,7 @@ function refuseUnservedShapes(body: unknown): void {
 
 /** Parses and validates a decoded JSON body into the gateway's normalized request. Throws GatewayError (400). */
 export function parseChatRequest(body: unknown): ChatRequest {
-  const result = chatRequestSchema.safeParse(body, { reportInput: true });
+  const result = safeParseReporting(chatRequestSchema, body);
   if (!result.success) {
     refuseUnservedShapes(body);
     throw validationError(result.error, UNSUPPORTED);

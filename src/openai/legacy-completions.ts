@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { parseChatRequest } from './chat-request.js';
 import type { ChatCompletion, ChatRequest, ChoiceLogprobs, FinishReason, SvcMetadata, TokenUsage } from './chat-types.js';
 import { invalidRequest } from './errors.js';
-import { validationError } from './validation-errors.js';
+import { safeParseReporting, validationError } from './validation-errors.js';
 
 /** OpenAI's default output bound for this endpoint. */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;
@@ -45,7 +45,7 @@ const legacySchema = z
 
 /** The legacy body as the chat request that serves it. Throws GatewayError (400). */
 export function parseLegacyRequest(body: unknown): ChatRequest {
-  const parsed = legacySchema.safeParse(body, { reportInput: true });
+  const parsed = safeParseReporting(legacySchema, body);
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
   const prompt = typeof b.prompt === 'string' ? b.prompt : b.prompt.length === 1 && typeof b.prompt[0] === 'string' ? b.prompt[0] : null;

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { parseChatRequest } from '../openai/chat-request.js';
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolCall } from '../openai/chat-types.js';
 import { invalidRequest } from '../openai/errors.js';
-import { validationError } from '../openai/validation-errors.js';
+import { safeParseReporting, validationError } from '../openai/validation-errors.js';
 
 const cacheBreakpoint = z.object({ mode: z.literal('explicit') }).strict().optional();
 const inputText = z.object({ type: z.literal('input_text'), text: z.string(), prompt_cache_breakpoint: cacheBreakpoint }).strict();
@@ -194,7 +194,7 @@ function unsupported(param: string, why: string): Error {
 
 /** The Responses body -> the internal request. Throws GatewayError (400) naming the field. */
 export async function parseResponsesRequest(raw: unknown, history: ResponsesHistory): Promise<ParsedResponsesRequest> {
-  const parsed = responsesRequestSchema.safeParse(raw, { reportInput: true });
+  const parsed = safeParseReporting(responsesRequestSchema, raw);
   if (!parsed.success) throw validationError(parsed.error);
   const b = parsed.data;
   if (b.background === true) throw unsupported('background', 'background responses are not supported by this gateway; stream instead');
@@ -205,7 +205,7 @@ export async function parseResponsesRequest(raw: unknown, history: ResponsesHist
   }
   const tools = (b.tools ?? []).map((t, i) => {
     if (t.type !== 'function') throw unsupported(`tools[${i}].type`, `the built-in tool '${t.type}' is not served by this gateway; only function tools are`);
-    const tool = functionTool.safeParse(t, { reportInput: true });
+    const tool = safeParseReporting(functionTool, t);
     if (!tool.success) throw validationError(tool.error, {}, ['tools', i]);
     return tool.data;
   });

@@ -5,7 +5,7 @@ import { availableOf } from '../../billing/meter.js';
 import type { AppEnv } from '../../core/deps.js';
 import { newId } from '../../core/ids.js';
 import { notFound } from '../../openai/errors.js';
-import { validationError } from '../../openai/validation-errors.js';
+import { safeParseReporting, validationError } from '../../openai/validation-errors.js';
 import { createApiKey, keyView } from '../../keys/key-service.js';
 import type { Account, Balance, Store } from '../../store/types.js';
 import { readJson } from '../json-body.js';
@@ -39,7 +39,7 @@ const keyBody = z
   .strict();
 
 async function parse<T>(schema: z.ZodType<T>, body: unknown): Promise<T> {
-  const r = schema.safeParse(body, { reportInput: true });
+  const r = safeParseReporting(schema, body);
   if (!r.success) throw validationError(r.error);
   return r.data;
 }
