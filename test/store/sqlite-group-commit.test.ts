@@ -72,6 +72,35 @@ describe('sqlite group commit', () => {
     expect(db.inTransaction).toBe(false);
   });
 
+  it('runs a group of reads alone without a transaction, and a read among writes inside theirs, in order', async () => {
+    const seen: boolean[] = [];
+    const read = () => {
+      seen.push(db.inTransaction);
+      return names(path).length;
+    };
+    const alone = [group.read(read), group.read(read)];
+    expect(pending).toHaveLength(1);
+    pending.shift()!();
+    expect(await Promise.all(alone)).toEqual([0, 0]);
+    expect(seen).toEqual([false, false]);
+
+    seen.length = 0;
+    const mixed = [group.read(read), group.run(insert('a')), group.read(() => (seen.push(db.inTransaction), (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n))];
+    expect(pending).toHaveLength(1);
+    pending.shift()!();
+    // Inside the group's transaction: the read after the write sees it; another connection, not until the COMMIT.
+    expect(await Promise.all(mixed)).toEqual([0, 'a', 1]);
+    expect(seen).toEqual([true, true]);
+    // A read that throws alone fails alone.
+    const failing = group.read(() => {
+      throw new Error('no such table');
+    });
+    const fine = group.read(read);
+    pending.shift()!();
+    await expect(failing).rejects.toThrow('no such table');
+    expect(await fine).toBe(1);
+  });
+
   it('runs nothing before the group commits, then runs the writes in the order asked', async () => {
     const order: string[] = [];
     const a = group.run(() => (order.push('a'), insert('a')()));

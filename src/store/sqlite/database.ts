@@ -170,7 +170,7 @@ export class SqliteConnection {
    * it sees what a read on its own would see once the promise resolves, since it resolves after that COMMIT.
    */
   batched<T>(fn: () => T): Promise<T> {
-    return this.group.run(fn);
+    return this.group.read(fn);
   }
 
   /**

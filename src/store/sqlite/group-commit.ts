@@ -12,6 +12,10 @@
  * statement then cost about twice what it costs among its peers (docs/performance.md, tenth session). The
  * caller waited for the COMMIT of the next turn anyway, so no answer comes later for it.
  *
+ * Reads of the hot path (a request's key) join the group too (read()); a group of reads alone, which is a
+ * quiet gateway's, runs them each on its own, without a transaction: BEGIN IMMEDIATE and its COMMIT cost a
+ * read alone more than the read.
+ *
  * Nothing is weakened: every write still runs its checks and its changes synchronously, in order, against
  * everything written before it (one connection, one writer), and its promise resolves only after the COMMIT
  * that holds it. A caller never acts on a write that is not committed; if the COMMIT fails, every write of
@@ -40,6 +44,7 @@ interface Queued {
   reject: (error: unknown) => void;
 }
 
+
 interface Ran {
   queued: Queued;
   result: unknown;
@@ -57,6 +62,8 @@ export interface GroupHooks {
 
 export class GroupCommit {
   private queue: Queued[] = [];
+  /** Writes in `queue`: with none, its reads run without a transaction. */
+  private writes = 0;
 
   constructor(
     private readonly db: Db,
@@ -67,6 +74,19 @@ export class GroupCommit {
 
   /** Queues fn for the next group and resolves with its result once that group committed. */
   run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.queue.length === 0) this.schedule(() => this.commit());
+      this.writes += 1;
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /**
+   * Queues a read (fn writes nothing) for the next group: among writes it runs in their transaction, at the
+   * cost of a statement among its peers; in a group of reads alone (a quiet gateway: one request's key read)
+   * each runs on its own, without the BEGIN IMMEDIATE and COMMIT a transaction would add to it.
+   */
+  read<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queue.length === 0) this.schedule(() => this.commit());
       this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
@@ -82,6 +102,18 @@ export class GroupCommit {
     const queue = this.queue;
     if (queue.length === 0) return;
     this.queue = [];
+    const writes = this.writes;
+    this.writes = 0;
+    if (writes === 0) {
+      for (const queued of queue) {
+        try {
+          queued.resolve(queued.fn());
+        } catch (error) {
+          queued.reject(error);
+        }
+      }
+      return;
+    }
     let ran: Ran[] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
