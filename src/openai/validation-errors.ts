@@ -10,9 +10,10 @@ type Issue = z.core.$ZodIssue;
 
 /**
  * `schema.safeParse(body)`, with each issue's input reported (what `validationError` needs to tell a missing
- * field from one of the wrong type) only when there is an issue: with `reportInput` zod leaves its compiled
- * path for objects, which made a chat request's validation take twice as long (docs/performance.md,
- * fifteenth session). Whether a body passes does not depend on it, so a refused body is parsed twice.
+ * field from one of the wrong type) only when there is an issue: with `reportInput`, zod 4's parse of a chat
+ * request took two to three times as long, though its compiled path for objects runs either way
+ * (docs/performance.md, fifteenth session). Whether a body passes does not depend on it, so a refused body is
+ * parsed twice.
  */
 export function safeParseReporting<T extends z.ZodType>(schema: T, body: unknown): z.ZodSafeParseResult<z.output<T>> {
   const result = schema.safeParse(body);

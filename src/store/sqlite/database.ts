@@ -105,8 +105,11 @@ export class SqliteConnection {
   runPendingAt(key: string): void {
     const work = this.pending.get(key);
     if (work === undefined) return;
-    this.pending.delete(key);
+    // Counted as a change before it runs: work that throws here (a CHECK refusing a grant's sum) was left
+    // by other writes of the transaction, which must roll back with it rather than commit without it.
+    this.changed += 1;
     work.run(this);
+    this.pending.delete(key);
   }
 
   /** The work left under `key` in the open transaction, if any (a read: it counts as no change). */

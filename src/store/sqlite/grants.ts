@@ -16,9 +16,13 @@ export function insertGrant(conn: SqliteConnection, input: GrantInput, now: numb
       input.accountId,
       input.idempotencyKey,
     );
-    // The grant as it is now (its remaining may have been spent since): the first grant wins, whatever
-    // this second request asked for.
-    if (existing) return { grant: toGrant(existing), created: false };
+    // The grant as it is now (its remaining may have been spent since, in this transaction too): the first
+    // grant wins, whatever this second request asked for.
+    if (existing) {
+      const grant = toGrant(existing);
+      grant.remaining += conn.pendingAt<GrantDeltas>(GRANT_DELTAS)?.deltaOf(existing.id) ?? 0;
+      return { grant, created: false };
+    }
   }
   if (!conn.get<{ id: string }>('SELECT id FROM accounts WHERE id = ?', input.accountId)) {
     throw new StoreError('not_found', `account ${input.accountId} does not exist`);

@@ -96,7 +96,7 @@ export function findEndingHold(conn: SqliteConnection, holdId: string): EndingHo
 }
 
 /**
- * Settles the hold if it is pending, for `requested` credits capped at what it holds (chargeFor,
+ * Settles the hold if it is pending, for `requested` credits capped at what it holds (the rule of
  * ledger-rules.ts, in SQL), and returns it as ending it needs, in one statement where a read and an UPDATE
  * were two: every request ends this way. Null if the hold is unknown or already final, which changes nothing.
  */
