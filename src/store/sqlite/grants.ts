@@ -116,8 +116,9 @@ const GRANT_DELTAS = 'credit_grants';
  * end (SqliteConnection.atCommit), as the day counters are (daily-usage.ts): under load a group commit holds
  * dozens of reserves and settles on an account's one grant, which each paid an UPDATE of the same row (two a
  * request whose charge is below its hold). Every read of `remaining` inside a write adds the sum
- * (spendableFrom), or has them written first (writeGrantDeltas), so each reserve allocates against what the writes before it left. The
- * CHECK (remaining >= 0) still guards the row, at the end.
+ * (spendableFrom, insertGrant's replay) or has the sums written first (writeGrantDeltas), so each reserve
+ * allocates against what the writes before it left. The CHECK (remaining >= 0) still guards the row, at
+ * the end.
  */
 class GrantDeltas implements AtCommit {
   private readonly byGrant = new Map<number, GrantDelta>();
