@@ -3,7 +3,7 @@ import type { SettleInput, SettleResult } from '../types.js';
 import { releaseCommitted } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { adjustRemaining, balanceAtCommit } from './grants.js';
-import { type EndingHold, finalizeHold, findEndingHold, settleIfPending } from './holds.js';
+import { type EndingHold, findEndingHold, settleIfPending, voidHold } from './holds.js';
 import { type Entry, appendEntries } from './journal.js';
 import { recordUsage } from './usage.js';
 
@@ -70,6 +70,6 @@ export function voidPending(conn: SqliteConnection, ending: EndingHold, now: num
     });
   }
   appendEntries(conn, entries, now);
-  finalizeHold(conn, hold.id, null, now);
+  voidHold(conn, hold.id, now);
   releaseCommitted(conn, hold.keyId, ending.parentKeyId, hold.day, hold.amount);
 }

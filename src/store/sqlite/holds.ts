@@ -1,5 +1,5 @@
 import type { Allocation } from '../ledger-rules.js';
-import { type Hold, type HoldRow, type HoldStatus, toHold } from '../rows.js';
+import { type Hold, type HoldRow, toHold } from '../rows.js';
 import type { AtCommit, SqlParam, SqliteConnection } from './database.js';
 import { insertRows } from './multi-row-insert.js';
 
@@ -29,13 +29,15 @@ export function insertHold(conn: SqliteConnection, hold: Hold, allocations: read
     hold.leaseExpiresAt,
     now,
   );
-  const rows = conn.atCommit('hold_allocations', () => new AllocationRows());
+  const rows = conn.atCommit(ALLOCATION_ROWS, () => new AllocationRows());
   allocations.forEach((allocation, seq) => {
     rows.params.push(hold.id, seq, allocation.grantId, allocation.amount);
   });
   rows.byHold.set(hold.id, allocations);
 }
 
+/** Where a transaction's AllocationRows wait for its end (SqliteConnection.atCommit). */
+const ALLOCATION_ROWS = 'hold_allocations';
 const ALLOCATION_INSERT = { head: 'INSERT INTO hold_allocations (hold_id, seq, grant_id, amount) VALUES ', row: '(?, ?, ?, ?)' };
 
 /**
@@ -67,7 +69,7 @@ type EndingRow = HoldRow & { parent_key_id: string | null; settled_amount: numbe
 
 /** The allocations of an ending hold: from its row's JSON, or, for a hold made in this transaction, from AllocationRows. */
 function endingHold(conn: SqliteConnection, row: EndingRow): EndingHold {
-  const unwritten = conn.pendingAt<AllocationRows>('hold_allocations')?.byHold.get(row.id);
+  const unwritten = conn.pendingAt<AllocationRows>(ALLOCATION_ROWS)?.byHold.get(row.id);
   const allocations =
     unwritten !== undefined
       ? unwritten.map(({ grantId, amount }) => ({ grantId, amount }))
@@ -113,18 +115,12 @@ export function settleIfPending(conn: SqliteConnection, holdId: string, requeste
   return row === undefined ? null : endingHold(conn, row);
 }
 
-/** The status guard makes finalizing a second time change nothing even if a caller skipped the check. */
-export function finalizeHold(conn: SqliteConnection, holdId: string, settledAmount: number | null, now: number): boolean {
-  const status: HoldStatus = settledAmount === null ? 'voided' : 'settled';
-  return (
-    conn.run(
-      `UPDATE holds SET status = ?, settled_amount = ?, finalized_at = ? WHERE id = ? AND status = 'pending'`,
-      status,
-      settledAmount,
-      now,
-      holdId,
-    ) === 1
-  );
+/**
+ * Voids a pending hold (a settle does it in settleIfPending). The status guard makes a second void change
+ * nothing even if a caller skipped the check.
+ */
+export function voidHold(conn: SqliteConnection, holdId: string, now: number): boolean {
+  return conn.run(`UPDATE holds SET status = 'voided', finalized_at = ? WHERE id = ? AND status = 'pending'`, now, holdId) === 1;
 }
 
 /**

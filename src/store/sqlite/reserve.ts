@@ -15,7 +15,7 @@ import { appendEntries } from './journal.js';
  */
 export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number): ReserveResult {
   validateReserve(input);
-  const read = keyAndHold(conn, input.keyId, input.holdId, now);
+  const read = keyHoldAndGrants(conn, input.keyId, input.holdId, now);
   // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
   // and the state tells the caller whether it can still be settled.
   const existing = read === undefined ? findHold(conn, input.holdId) : read.hold;
@@ -73,7 +73,7 @@ type ExistingHold = Pick<Hold, 'id' | 'amount' | 'status' | 'leaseExpiresAt'>;
  * statement: every reserve reads all three (the hold to answer a retried reserve, the key for its owner, caps
  * and revocation, the grants to draw from). Undefined if there is no such key.
  */
-function keyAndHold(
+function keyHoldAndGrants(
   conn: SqliteConnection,
   keyId: string,
   holdId: string,
