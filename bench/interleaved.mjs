@@ -7,7 +7,11 @@
 // ratio compares targets a few seconds apart, and the median over rounds is the figure.
 //
 //   node bench/interleaved.mjs [--other REV] [--modes nonstream,stream] [--connections 32] [--rounds 12]
-//                              [--window 2] [--no-limit]
+//                              [--window 2] [--no-limit] [--variant-env NAME=VALUE ...]
+//
+// --variant-env adds a second gateway from this checkout, started with those environment variables set
+// (repeat the option for several): what a setting costs, e.g. --variant-env SVC_LOG_LEVEL=warn for the
+// access log.
 //
 // Targets: the limit gateway (../shared/bench/limit-gateway.mjs), this checkout's gateway (dist/, built by
 // `npm run build`), and with --other a second gateway built from REV in a scratch worktree (like
@@ -30,6 +34,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '12' },
     window: { type: 'string', default: '2' },
     'no-limit': { type: 'boolean', default: false },
+    'variant-env': { type: 'string', multiple: true, default: [] },
     'max-tokens': { type: 'string', default: '16' },
     'prompt-bytes': { type: 'string', default: '1024' },
   },
@@ -61,11 +66,22 @@ async function main() {
       cleanups.push(() => limit.cleanup(), () => limit.stop());
       targets.push({ name: 'limit', proc: limit, auth: limit.key });
     }
-    const gateways = [{ name: 'gateway', cli: undefined }, ...(other ? [{ name: `gateway@${opts.other}`, cli: other.cli }] : [])];
+    const variantEnv = Object.fromEntries(
+      opts['variant-env'].map((kv) => {
+        const at = kv.indexOf('=');
+        if (at < 1) throw new Error(`--variant-env takes NAME=VALUE, got '${kv}'`);
+        return [kv.slice(0, at), kv.slice(at + 1)];
+      }),
+    );
+    const gateways = [
+      { name: 'gateway', cli: undefined, env: {} },
+      ...(other ? [{ name: `gateway@${opts.other}`, cli: other.cli, env: {} }] : []),
+      ...(opts['variant-env'].length > 0 ? [{ name: 'gateway+env', cli: undefined, env: variantEnv }] : []),
+    ];
     for (const g of gateways) {
       const db = await prepareDatabase('sqlite', { upstreamPort: upstream.port, model: MODEL, cliPath: g.cli });
       cleanups.push(() => db.cleanup());
-      const proc = await startGatewayProcess(plan, db, [], g.cli);
+      const proc = await startGatewayProcess(plan, { ...db, env: { ...db.env, ...g.env } }, [], g.cli);
       cleanups.push(() => proc.stop());
       targets.push({ name: g.name, proc, auth: db.secrets });
     }
