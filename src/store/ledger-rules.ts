@@ -42,8 +42,14 @@ export function validateSettle(input: SettleInput): void {
   }
 }
 
-// A settle posts at most what was held and never less than zero: min(max(requested, 0), held). Both stores
-// apply it in the statement that settles the hold (sqlite/holds.ts settleIfPending, postgres/ledger-functions.ts).
+/**
+ * A settle posts at most what was held and never less than zero. Both stores also apply it in SQL, in the
+ * statement that settles a hold whose row they read there (sqlite/holds.ts settleIfPending,
+ * postgres/ledger-functions.ts); this is the same rule for a hold whose amount the caller knows.
+ */
+export function chargeFor(requested: number, held: number): number {
+  return Math.min(Math.max(requested, 0), held);
+}
 
 export interface SpendableGrant {
   grantId: number;

@@ -44,7 +44,7 @@ describe('sqlite group commit', () => {
     // The test decides when the group commits.
     pending = [];
     changed = 0;
-    group = new GroupCommit(db, { changes: () => changed, beforeCommit: () => undefined, rolledBack: () => undefined }, (commit) => pending.push(commit));
+    group = new GroupCommit(db, { changes: () => changed, beforeCommit: () => undefined, committed: () => undefined, rolledBack: () => undefined }, (commit) => pending.push(commit));
   });
 
   afterEach(async () => {
@@ -211,6 +211,7 @@ describe('sqlite group commit', () => {
             throw new Error('a row left for the end was refused');
           }
         },
+        committed: () => undefined,
         // ... and meanwhile another process takes the write lock and keeps it.
         rolledBack: () => void other.exec('BEGIN IMMEDIATE'),
       },
@@ -342,6 +343,55 @@ describe('sqlite group commit', () => {
     }
   });
 
+
+  it('tells a write that asked once its transaction committed, and never if it rolled back', async () => {
+    const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'after-commit.db')));
+    try {
+      conn.db.exec('CREATE TABLE t (v TEXT NOT NULL UNIQUE)');
+      const heard: string[] = [];
+      const insert = (v: string) => () => {
+        conn.run('INSERT INTO t (v) VALUES (?)', v);
+        conn.afterCommit(() => heard.push(v));
+      };
+      // Heard before the write's own promise resolves: a caller acting on its answer finds what it asked for.
+      const first = conn.write(insert('a')).then(() => [...heard]);
+      expect(await first).toEqual(['a']);
+
+      // Rolled back with its group (a later write threw after writing): nothing heard of it.
+      const rolledBack = conn.write(insert('b'));
+      const bad = conn.write(() => {
+        conn.run(`INSERT INTO t (v) VALUES ('c')`);
+        throw new Error('refused after writing');
+      });
+      const after = conn.write(insert('d'));
+      await expect(rolledBack).rejects.toMatchObject({ code: 'unavailable' });
+      await expect(bad).rejects.toThrow('refused after writing');
+      await after;
+      expect(heard).toEqual(['a', 'd']);
+
+      // A COMMIT-time refusal runs the writes again one by one: only those that commit are heard.
+      const again = conn.write(insert('e'));
+      const duplicate = conn.write(() => {
+        conn.atCommit('dup', () => ({ run: (c: SqliteConnection) => void c.run(`INSERT INTO t (v) VALUES ('a')`) }));
+        conn.afterCommit(() => heard.push('dup'));
+      });
+      await again;
+      await expect(duplicate).rejects.toThrow(/UNIQUE/);
+      expect(heard).toEqual(['a', 'd', 'e']);
+
+      // A transaction of its own: heard after its COMMIT; not at all if it throws.
+      conn.immediate(insert('f'));
+      expect(() =>
+        conn.immediate(() => {
+          insert('g')();
+          throw new Error('refused');
+        }),
+      ).toThrow('refused');
+      expect(heard).toEqual(['a', 'd', 'e', 'f']);
+    } finally {
+      conn.close();
+    }
+  });
   it('writes a group\'s journal rows and usage events at its end, every one and in the order written', async () => {
     const store = createSqliteStore({ path: join(dir, 'rows.db'), clock: new ManualClock(T0) });
     await store.migrate();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger.js';
 import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/types.js';
@@ -212,6 +213,82 @@ describe('sqlite store specifics', () => {
         { seq: 1, amount: 15 },
       ]);
       expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+  });
+
+  describe('the facts of a hold it reserved, kept for its settle (reserved-holds.ts)', () => {
+    it('settles on them, and answers as it would have read them: capped at the hold, already final once another process ended it', async () => {
+      const ledger = store.ledger as SqliteLedgerStore;
+      const owner = await seedAccount(store);
+      await store.ledger.grant(earned(owner, 30, T0 + HOUR));
+      await store.ledger.grant(purchased(owner, 100));
+      const first = await hold(store, owner, 50);
+      expect(ledger.reservedHere.size).toBe(1);
+      expect(await store.ledger.settle({ holdId: first, amount: 80, usage: usage() })).toMatchObject({
+        status: 'settled',
+        charged: 50,
+        balance: { earned: 0, purchased: 80, reserved: 0 },
+      });
+      expect(ledger.reservedHere.size).toBe(0);
+      // Ended by another process (the CLI, or a second server's reaper) while this one still knows it.
+      const second = await hold(store, owner, 20);
+      const cli = createSqliteStore({ path, clock });
+      try {
+        expect(await cli.ledger.void(second)).toBe(true);
+      } finally {
+        await cli.close();
+      }
+      expect(await store.ledger.settle({ holdId: second, amount: 5, usage: usage() })).toMatchObject({
+        status: 'already_final',
+        charged: 0,
+        voided: true,
+      });
+      expect(raw.get<{ n: number }>('SELECT count(*) AS n FROM usage_events')?.n).toBe(1);
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+
+    it('remembers nothing of a reserve its group rolled back: a hold of that id made elsewhere settles on its own facts', async () => {
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      const conn = new SqliteConnection(openSqliteDatabase(path));
+      try {
+        const ledger = new SqliteLedgerStore(conn, clock);
+        // The reserve shares its group with a write that throws after writing: the group is rolled back.
+        const [reserved, broken] = await Promise.allSettled([
+          ledger.reserve({ holdId: 'hold_shared', keyId: owner.keyId, amount: 50, leaseMs: HOUR }),
+          conn.write(() => {
+            conn.run(`INSERT INTO accounts (id, name, created_at) VALUES ('acct_broken', NULL, 0)`);
+            throw new Error('refused after writing');
+          }),
+        ]);
+        expect(reserved).toMatchObject({ status: 'rejected', reason: { code: 'unavailable' } });
+        expect(broken.status).toBe('rejected');
+        expect(ledger.reservedHere.size).toBe(0);
+        // Another process then makes the hold under the same id (an Idempotency-Key's), for less.
+        expect(await store.ledger.reserve({ holdId: 'hold_shared', keyId: owner.keyId, amount: 30, leaseMs: HOUR })).toMatchObject({ ok: true, amount: 30 });
+        expect(await ledger.settle({ holdId: 'hold_shared', amount: 40, usage: usage() })).toMatchObject({
+          status: 'settled',
+          charged: 30,
+          balance: { purchased: 70, reserved: 0 },
+        });
+      } finally {
+        conn.close();
+      }
+      expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+
+    it('forgets the facts of a hold it voids or reaps', async () => {
+      const ledger = store.ledger as SqliteLedgerStore;
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      const voided = await hold(store, owner, 10);
+      await hold(store, owner, 10, 60_000);
+      expect(ledger.reservedHere.size).toBe(2);
+      expect(await store.ledger.void(voided)).toBe(true);
+      expect(ledger.reservedHere.size).toBe(1);
+      clock.advance(2 * 60_000);
+      expect(await store.ledger.reapExpiredHolds(10)).toBe(1);
+      expect(ledger.reservedHere.size).toBe(0);
     });
   });
 

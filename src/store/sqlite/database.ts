@@ -73,13 +73,36 @@ export class SqliteConnection {
   private changed = 0;
   /** Work the transaction's writes left for its end, by key (atCommit). */
   private pending = new Map<string, AtCommit>();
+  /** What the transaction's writes asked to hear once it commits (afterCommit). */
+  private committedCallbacks: (() => void)[] = [];
 
   constructor(readonly db: Db) {
     this.group = new GroupCommit(db, {
       changes: () => this.changed,
       beforeCommit: () => this.runPending(),
-      rolledBack: () => this.pending.clear(),
+      committed: () => this.runCommitted(),
+      rolledBack: () => this.dropPending(),
     });
+  }
+
+  /**
+   * Runs `callback` once the open transaction has committed, never if it rolls back: for what the process
+   * may only believe of a write once it is in the database (the facts of a hold it reserved, ledger.ts).
+   */
+  afterCommit(callback: () => void): void {
+    this.committedCallbacks.push(callback);
+  }
+
+  private runCommitted(): void {
+    if (this.committedCallbacks.length === 0) return;
+    const callbacks = this.committedCallbacks;
+    this.committedCallbacks = [];
+    for (const callback of callbacks) callback();
+  }
+
+  private dropPending(): void {
+    this.pending.clear();
+    this.committedCallbacks = [];
   }
 
   /**
@@ -197,12 +220,13 @@ export class SqliteConnection {
       const result = fn();
       this.runPending();
       this.db.exec('COMMIT');
+      this.runCommitted();
       return result;
     } catch (error) {
       // SQLite may already have rolled back on some errors (e.g. SQLITE_FULL); a second ROLLBACK would
       // throw and hide the original error.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.pending.clear();
+      this.dropPending();
       throw error;
     }
   }

@@ -56,7 +56,9 @@ export interface GroupHooks {
   changes(): number;
   /** Runs the work the group's writes left for its end (database.ts, atCommit), just before its COMMIT. */
   beforeCommit(): void;
-  /** Drops that work when the writes that left it were rolled back. */
+  /** Tells the group's writes that asked (database.ts, afterCommit) that their COMMIT succeeded. */
+  committed(): void;
+  /** Drops that work, and those callbacks, when the writes that left them were rolled back. */
   rolledBack(): void;
 }
 
@@ -171,6 +173,7 @@ export class GroupCommit {
       for (const r of ran) r.queued.reject(error);
       return;
     }
+    this.hooks.committed();
     for (const r of ran) r.queued.resolve(r.result);
   }
 
@@ -189,6 +192,7 @@ export class GroupCommit {
       const result = queued.fn();
       this.hooks.beforeCommit();
       this.db.exec('COMMIT');
+      this.hooks.committed();
       queued.resolve(result);
     } catch (error) {
       try {

@@ -17,7 +17,8 @@ import type { SqliteConnection } from './database.js';
 import { expireGrants } from './expire.js';
 import { settleHold, voidPending } from './finalize.js';
 import { balanceOf, insertGrant } from './grants.js';
-import { countPending, expiredHoldIds, findEndingHold, renewLease } from './holds.js';
+import { type HoldFacts, countPending, expiredHoldIds, findEndingHold, renewLease } from './holds.js';
+import { ReservedHolds } from './reserved-holds.js';
 import { reserveHold } from './reserve.js';
 
 /**
@@ -25,6 +26,10 @@ import { reserveHold } from './reserve.js';
  * The clock is read once per call so every row a transaction writes carries the same instant.
  */
 export class SqliteLedgerStore implements LedgerStore {
+  /** The holds reserved here and not yet ended, whose settle needs not read them back (reserved-holds.ts). */
+  readonly reservedHere = new ReservedHolds();
+  private readonly made = (facts: HoldFacts): void => this.reservedHere.remember(this.conn, facts);
+
   constructor(
     private readonly conn: SqliteConnection,
     private readonly clock: Clock,
@@ -39,7 +44,7 @@ export class SqliteLedgerStore implements LedgerStore {
   // around the group commit's own; the clock and the validation do not throw but through the promise.
   reserve(input: ReserveInput): Promise<ReserveResult> {
     const now = this.clock.now();
-    return this.conn.write(() => reserveHold(this.conn, input, now));
+    return this.conn.write(() => reserveHold(this.conn, input, now, this.made));
   }
 
   settle(input: SettleInput): Promise<SettleResult> {
@@ -49,11 +54,13 @@ export class SqliteLedgerStore implements LedgerStore {
       return Promise.reject(e);
     }
     const now = this.clock.now();
-    return this.conn.write(() => settleHold(this.conn, input, now));
+    const known = this.reservedHere.take(input.holdId);
+    return this.conn.write(() => settleHold(this.conn, input, now, known));
   }
 
   async void(holdId: string): Promise<boolean> {
     const now = this.clock.now();
+    this.reservedHere.take(holdId);
     return this.conn.write(() => {
       const ending = findEndingHold(this.conn, holdId);
       if (ending?.hold.status !== 'pending') return false;
@@ -80,6 +87,7 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.conn.write(() => {
       let voided = 0;
       for (const holdId of expiredHoldIds(this.conn, now, limit)) {
+        this.reservedHere.take(holdId);
         const ending = findEndingHold(this.conn, holdId);
         if (ending?.hold.status !== 'pending') continue;
         voidPending(this.conn, ending, now);

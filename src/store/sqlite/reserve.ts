@@ -4,16 +4,17 @@ import { utcDay } from '../utc-day.js';
 import { addCommitted, committedOn } from './daily-usage.js';
 import type { SqliteConnection } from './database.js';
 import { SPENDABLE_GRANTS_JSON, adjustRemaining, spendableFrom } from './grants.js';
-import { type Hold, findHold, insertHold } from './holds.js';
+import { type Hold, type HoldFacts, findHold, insertHold } from './holds.js';
 import { type KeyRowForChain, chainFrom } from './key-chain.js';
 import { appendEntries } from './journal.js';
 
 /**
  * Must run inside an IMMEDIATE transaction: the key, cap and balance checks and the writes are one step,
  * which is what keeps balances from going negative under concurrent requests.
- * Every rejection returns before the first write, so a refused reserve leaves no trace.
+ * Every rejection returns before the first write, so a refused reserve leaves no trace. `made` hears the
+ * facts of a hold it writes (reserved-holds.ts).
  */
-export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number): ReserveResult {
+export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: number, made?: (facts: HoldFacts) => void): ReserveResult {
   validateReserve(input);
   const read = keyHoldAndGrants(conn, input.keyId, input.holdId, now);
   // Hold ids double as idempotency keys: a retried reserve gets the original hold, whatever its state,
@@ -50,18 +51,24 @@ export function reserveHold(conn: SqliteConnection, input: ReserveInput, now: nu
   for (const allocation of plan.allocations) {
     adjustRemaining(conn, owner, allocation.grantId, -allocation.amount);
   }
-  insertHold(
-    conn,
-    { id: input.holdId, accountId: owner.accountId, environment: owner.environment, keyId: input.keyId, day, amount: input.amount, status: 'pending', leaseExpiresAt },
-    plan.allocations,
-    now,
-  );
+  const hold: Hold = {
+    id: input.holdId,
+    accountId: owner.accountId,
+    environment: owner.environment,
+    keyId: input.keyId,
+    day,
+    amount: input.amount,
+    status: 'pending',
+    leaseExpiresAt,
+  };
+  insertHold(conn, hold, plan.allocations, now);
   appendEntries(
     conn,
     plan.allocations.map((a) => ({ accountId: owner.accountId, environment: owner.environment, kind: 'reserve', amount: a.amount, grantId: a.grantId, holdId: input.holdId })),
     now,
   );
   for (const member of budgets) addCommitted(conn, member.id, day, input.amount);
+  made?.({ hold, allocations: plan.allocations, parentKeyId: key.parent_key_id });
   return { ok: true, holdId: input.holdId, amount: input.amount, leaseExpiresAt, status: 'pending' };
 }
 
