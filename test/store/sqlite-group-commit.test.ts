@@ -388,7 +388,56 @@ describe('sqlite group commit', () => {
         }),
       ).toThrow('refused');
       expect(heard).toEqual(['a', 'd', 'e', 'f']);
+
+      // A write that asks and then throws before writing a row: asking counts as a change, so the group
+      // rolls back with it rather than committing the others and telling it of a COMMIT it has no part in.
+      const before = conn.write(insert('h'));
+      const asksThenThrows = conn.write(() => {
+        conn.afterCommit(() => heard.push('asked'));
+        throw new Error('refused before writing');
+      });
+      await expect(asksThenThrows).rejects.toThrow('refused before writing');
+      await expect(before).rejects.toMatchObject({ code: 'unavailable' });
+      expect(heard).toEqual(['a', 'd', 'e', 'f']);
+
+      // Outside a write's transaction (a group of reads alone) there is no COMMIT to wait for.
+      await expect(conn.batched(() => conn.afterCommit(() => heard.push('read')))).rejects.toThrow(/outside a write transaction/);
+      await conn.write(insert('i'));
+      expect(heard).toEqual(['a', 'd', 'e', 'f', 'i']);
     } finally {
+      conn.close();
+    }
+  });
+
+  it('answers the writes of a committed group even if a callback after its COMMIT throws, and runs the others', async () => {
+    const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'after-commit-throws.db')));
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      conn.db.exec('CREATE TABLE t (v TEXT NOT NULL)');
+      const heard: string[] = [];
+      const [first, second] = await Promise.all([
+        conn.write(() => {
+          conn.run(`INSERT INTO t (v) VALUES ('a')`);
+          conn.afterCommit(() => {
+            throw new Error('a bug');
+          });
+          return 'a';
+        }),
+        conn.write(() => {
+          conn.run(`INSERT INTO t (v) VALUES ('b')`);
+          conn.afterCommit(() => heard.push('b'));
+          return 'b';
+        }),
+      ]);
+      expect([first, second]).toEqual(['a', 'b']);
+      expect(heard).toEqual(['b']);
+      expect(conn.all<{ v: string }>('SELECT v FROM t ORDER BY v')).toEqual([{ v: 'a' }, { v: 'b' }]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((w) => w.includes('a bug'))).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
       conn.close();
     }
   });

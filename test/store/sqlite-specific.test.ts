@@ -8,7 +8,7 @@ import { SqliteLedgerStore } from '../../src/store/sqlite/ledger.js';
 import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/types.js';
-import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
+import { HOUR, T0, earned, hold, newKey, purchased, seedAccount, usage } from './cases/harness.js';
 
 /** What only SQLite has: pragmas, the migration table, CHECK and trigger backstops, two processes on one file. */
 describe('sqlite store specifics', () => {
@@ -275,6 +275,64 @@ describe('sqlite store specifics', () => {
         conn.close();
       }
       expect((await store.ledger.audit()).findings).toEqual([]);
+    });
+
+    it('posts the same books and answers from them as from the hold read back, for every key shape and charge', async () => {
+      const books: string[] = [];
+      for (const mode of ['remembered', 'read back']) {
+        const modeClock = new ManualClock(T0);
+        const modeStore = createSqliteStore({ path: join(dir, `${mode}.db`), clock: modeClock });
+        try {
+          await modeStore.migrate();
+          const ledger = modeStore.ledger as SqliteLedgerStore;
+          await modeStore.keys.createAccount({ id: 'acct', name: null });
+          // A capped root, a capped child and an uncapped grandchild: the settle releases every cap on the chain.
+          await modeStore.keys.insertKey(newKey('acct', { id: 'key_root', dailyCreditLimit: 1_000_000 }));
+          await modeStore.keys.insertKey(newKey('acct', { id: 'key_child', parentKeyId: 'key_root', dailyCreditLimit: 500_000 }));
+          await modeStore.keys.insertKey(newKey('acct', { id: 'key_grandchild', parentKeyId: 'key_child' }));
+          const owner = { accountId: 'acct', keyId: 'key_root', environment: 'live' as const };
+          await modeStore.ledger.grant(earned(owner, 30, T0 + HOUR));
+          await modeStore.ledger.grant(purchased(owner, 100_000));
+          const answers: unknown[] = [];
+          let n = 0;
+          for (const amount of [0, 1, 29, 30, 31, 44, 45, 46, Number.MAX_SAFE_INTEGER]) {
+            for (const keyId of ['key_root', 'key_child', 'key_grandchild']) {
+              const holdId = `hold_${n++}`;
+              expect((await modeStore.ledger.reserve({ holdId, keyId, amount: 45, leaseMs: HOUR })).ok).toBe(true);
+              if (mode === 'read back') ledger.reservedHere.take(raw, holdId);
+              modeClock.advance(1);
+              answers.push(await modeStore.ledger.settle({ holdId, amount, usage: usage({ requestId: holdId }) }));
+              answers.push(await modeStore.ledger.settle({ holdId, amount, usage: usage({ requestId: holdId }) }));
+            }
+          }
+          expect(ledger.reservedHere.size).toBe(0);
+          expect((await modeStore.ledger.audit()).findings).toEqual([]);
+          const tables = ['holds', 'hold_allocations', 'ledger_entries', 'usage_events', 'usage_daily', 'key_daily_usage', 'credit_grants'];
+          const modeRaw = new SqliteConnection(openSqliteDatabase(join(dir, `${mode}.db`)));
+          try {
+            books.push(JSON.stringify({ answers, tables: tables.map((t) => modeRaw.all(`SELECT * FROM ${t} ORDER BY 1, 2, 3`)) }));
+          } finally {
+            modeRaw.close();
+          }
+        } finally {
+          await modeStore.close();
+        }
+      }
+      expect(books[0]).toEqual(books[1]);
+    });
+
+    it('forgets the facts of a hold ended in the transaction that made it', async () => {
+      const ledger = store.ledger as SqliteLedgerStore;
+      const owner = await seedAccount(store);
+      await store.ledger.grant(purchased(owner, 100));
+      await Promise.all([store.ledger.reserve({ holdId: 'hold_voided', keyId: owner.keyId, amount: 10, leaseMs: HOUR }), store.ledger.void('hold_voided')]);
+      await Promise.all([store.ledger.reserve({ holdId: 'hold_reaped', keyId: owner.keyId, amount: 10, leaseMs: 0 }), store.ledger.reapExpiredHolds(10)]);
+      await Promise.all([
+        store.ledger.reserve({ holdId: 'hold_settled', keyId: owner.keyId, amount: 10, leaseMs: HOUR }),
+        store.ledger.settle({ holdId: 'hold_settled', amount: 4, usage: usage() }),
+      ]);
+      expect(ledger.reservedHere.size).toBe(0);
+      expect(await store.ledger.balance(owner.accountId, owner.environment)).toMatchObject({ purchased: 96, reserved: 0 });
     });
 
     it('forgets the facts of a hold it voids or reaps', async () => {

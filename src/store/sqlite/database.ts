@@ -87,17 +87,32 @@ export class SqliteConnection {
 
   /**
    * Runs `callback` once the open transaction has committed, never if it rolls back: for what the process
-   * may only believe of a write once it is in the database (the facts of a hold it reserved, ledger.ts).
+   * may only believe of a write once it is in the database (the facts of a hold it reserved,
+   * reserved-holds.ts). Only inside a write's transaction: a group of reads alone has none to wait for.
+   * It counts as a change, as atCommit does: a write that throws after asking is rolled back with its
+   * group, and its callback with it, rather than heard of by a COMMIT of the others.
    */
   afterCommit(callback: () => void): void {
+    if (!this.db.inTransaction) throw new Error('afterCommit outside a write transaction');
+    this.changed += 1;
     this.committedCallbacks.push(callback);
   }
 
+  /**
+   * After the COMMIT: a callback that throws (a bug) neither stops the others nor turns the committed
+   * writes into failures for their callers; it is reported as a process warning.
+   */
   private runCommitted(): void {
     if (this.committedCallbacks.length === 0) return;
     const callbacks = this.committedCallbacks;
     this.committedCallbacks = [];
-    for (const callback of callbacks) callback();
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        process.emitWarning(`a callback after a ledger COMMIT threw: ${String(error)}`, 'SvcLedgerWarning');
+      }
+    }
   }
 
   private dropPending(): void {

@@ -54,14 +54,13 @@ export class SqliteLedgerStore implements LedgerStore {
       return Promise.reject(e);
     }
     const now = this.clock.now();
-    const known = this.reservedHere.take(input.holdId);
-    return this.conn.write(() => settleHold(this.conn, input, now, known));
+    return this.conn.write(() => settleHold(this.conn, input, now, this.reservedHere.take(this.conn, input.holdId)));
   }
 
   async void(holdId: string): Promise<boolean> {
     const now = this.clock.now();
-    this.reservedHere.take(holdId);
     return this.conn.write(() => {
+      this.reservedHere.take(this.conn, holdId);
       const ending = findEndingHold(this.conn, holdId);
       if (ending?.hold.status !== 'pending') return false;
       voidPending(this.conn, ending, now);
@@ -87,7 +86,7 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.conn.write(() => {
       let voided = 0;
       for (const holdId of expiredHoldIds(this.conn, now, limit)) {
-        this.reservedHere.take(holdId);
+        this.reservedHere.take(this.conn, holdId);
         const ending = findEndingHold(this.conn, holdId);
         if (ending?.hold.status !== 'pending') continue;
         voidPending(this.conn, ending, now);

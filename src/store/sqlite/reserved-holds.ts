@@ -4,7 +4,8 @@ import type { HoldFacts } from './holds.js';
 /**
  * Past this many, the facts are dropped all at once. Every hold this process reserves is ended here (a
  * settle, a void or the reaper's void), which takes its facts; what could still be left behind is a hold
- * another process ended first. A dropped hold's settle only reads its facts back.
+ * another process ended, which this one then never settles. A dropped hold's settle only reads its facts
+ * back.
  */
 const MAX_REMEMBERED = 100_000;
 
@@ -28,11 +29,20 @@ export class ReservedHolds {
     });
   }
 
-  /** The hold's facts, if remembered, and forgets them: whatever the ending's outcome, it is the last use. */
-  take(holdId: string): HoldFacts | undefined {
+  /**
+   * Called inside the transaction of a write that ends the hold (a settle, a void, the reap): its facts, if
+   * remembered, forgotten whatever the ending's outcome, for it is their last use. Unknown, they may yet be
+   * remembered by a reserve of the same transaction, whose facts are kept at its COMMIT: they are forgotten
+   * then too, after it.
+   */
+  take(conn: SqliteConnection, holdId: string): HoldFacts | undefined {
     const facts = this.facts.get(holdId);
-    if (facts !== undefined) this.facts.delete(holdId);
-    return facts;
+    if (facts !== undefined) {
+      this.facts.delete(holdId);
+      return facts;
+    }
+    conn.afterCommit(() => this.facts.delete(holdId));
+    return undefined;
   }
 
   get size(): number {
