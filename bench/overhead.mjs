@@ -106,8 +106,8 @@ const plan = corePlan();
 const generator = loadGenerator();
 for (const note of [plan.note, generator.note]) if (note) console.log(`NOTE: ${note}`);
 
-/** The points every target runs: throughput at each connection count, then one connection. */
-const POINTS = MODES.flatMap((mode) => [...CONNECTIONS, 1].map((connections) => ({ mode, connections })));
+/** The points every target runs: throughput at each connection count, then one connection (once, if asked for). */
+const POINTS = MODES.flatMap((mode) => [...new Set([...CONNECTIONS, 1])].map((connections) => ({ mode, connections })));
 const pointKey = (p) => `${p.mode}@${p.connections}`;
 
 class BenchFailure extends Error {}
