@@ -32,6 +32,7 @@ import { describeDatabase, openStore } from './open-store.js';
 import { RedisRateLimiter } from '../../ratelimit/redis-limiter.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import type { RateLimiter } from '../../ratelimit/rate-limiter.js';
+import { REAP_INCOMPLETE_MESSAGE, ReapIncomplete } from '../../store/reap-isolated.js';
 
 /** Machine clocks drift by milliseconds per hour at most; once a minute keeps instances within a few ms. */
 const CLOCK_ALIGN_INTERVAL_MS = 60_000;
@@ -186,15 +187,20 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   // A hold whose gateway died mid-request is voided once its lease runs out, so its credits come back.
   // Idempotency records past their 24 hours, and stored responses past their retention, go in the same pass.
+  const reaped = (n: number): void => {
+    if (n === 0) return;
+    telemetry.holdsReaped(n);
+    opts.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: n });
+  };
   const reaper = setInterval(() => {
-    store.ledger.reapExpiredHolds(1000).then(
-      (n) => {
-        if (n === 0) return;
-        telemetry.holdsReaped(n);
-        opts.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: n });
-      },
-      (e: unknown) => opts.logger.error('hold reaper failed', { error: String(e) }),
-    );
+    store.ledger.reapExpiredHolds(1000).then(reaped, (e: unknown) => {
+      if (!(e instanceof ReapIncomplete)) {
+        opts.logger.error('hold reaper failed', { error: String(e) });
+        return;
+      }
+      reaped(e.voided);
+      opts.logger.error(REAP_INCOMPLETE_MESSAGE, { failedHolds: e.failedHolds, expiryError: e.expiryError });
+    });
     store.idempotency.purgeExpired(1000).then(
       (n) => n > 0 && opts.logger.info('purged expired idempotency records', { count: n }),
       (e: unknown) => opts.logger.error('idempotency purge failed', { error: String(e) }),

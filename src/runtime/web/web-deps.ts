@@ -15,6 +15,7 @@ import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable } from '../../providers/registry.js';
 import { httpOverFetch } from '../../providers/upstream-http.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
+import { REAP_INCOMPLETE_MESSAGE, ReapIncomplete } from '../../store/reap-isolated.js';
 import type { Store } from '../../store/types.js';
 
 export type WebEnv = Record<string, unknown>;
@@ -82,7 +83,14 @@ const HOUSEKEEPING_BATCH = 1000;
  * Deno and Bun): holds whose gateway stopped renewing them are voided, expired records deleted.
  */
 export async function housekeeping(store: Store, logger: Logger): Promise<void> {
-  const reaped = await store.ledger.reapExpiredHolds(HOUSEKEEPING_BATCH);
+  let reaped: number;
+  try {
+    reaped = await store.ledger.reapExpiredHolds(HOUSEKEEPING_BATCH);
+  } catch (e) {
+    if (!(e instanceof ReapIncomplete)) throw e;
+    reaped = e.voided;
+    logger.error(REAP_INCOMPLETE_MESSAGE, { failedHolds: e.failedHolds, expiryError: e.expiryError });
+  }
   if (reaped > 0) logger.warn('voided expired holds (their gateway stopped renewing them)', { count: reaped });
   await store.idempotency.purgeExpired(HOUSEKEEPING_BATCH);
   await store.responses.purgeExpired(HOUSEKEEPING_BATCH);

@@ -28,12 +28,18 @@ export async function lockHold(tx: PgQueryable, holdId: string): Promise<Hold | 
  * another reaper (or a settle) has locked, so reapers on several instances share the backlog instead of
  * queueing behind each other; a hold settled meanwhile fails the status recheck and is not returned.
  */
-export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: number): Promise<Hold[]> {
-  const rows = await tx<HoldRow[]>`
+export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: number, onlyHoldId?: string): Promise<Hold[]> {
+  const rows =
+    onlyHoldId === undefined
+      ? await tx<HoldRow[]>`
     SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds
     WHERE status = 'pending' AND lease_expires_at <= ${now}
     ORDER BY lease_expires_at, created_at, id
     LIMIT ${limit}
+    FOR NO KEY UPDATE SKIP LOCKED`
+      : await tx<HoldRow[]>`
+    SELECT id, account_id, environment, key_id, day, amount, status, lease_expires_at FROM holds
+    WHERE id = ${onlyHoldId} AND status = 'pending' AND lease_expires_at <= ${now}
     FOR NO KEY UPDATE SKIP LOCKED`;
   return rows.map(toHold);
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
+import { reapIsolatingFailures } from '../reap-isolated.js';
 import type { LedgerAudit } from '../ledger-audit.js';
 import type {
   Balance,
@@ -19,7 +20,7 @@ import { guard } from './errors.js';
 import { balanceOf, insertGrant } from './grants.js';
 import { countPending, renewLease } from './holds.js';
 import { reserveHold } from './reserve.js';
-import { reapExpiredHolds, settleHold, voidHold } from './settle.js';
+import { reapExpiredHolds, reapSteps, settleHold, voidHold } from './settle.js';
 
 /**
  * Wiring only: each method is one statement or one READ COMMITTED transaction (reserve.ts, settle.ts).
@@ -57,9 +58,17 @@ export class PostgresLedgerStore implements LedgerStore {
     return guard(() => balanceOf(this.sql, accountId, environment, this.clock.now()));
   }
 
+  /** One transaction, or, if that fails, one a hold and one for the grants (reap-isolated.ts). */
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
-    return guard(() => reapExpiredHolds(this.sql, limit, this.decisionInstant()));
+    const at = this.decisionInstant();
+    const steps = reapSteps(this.sql, limit, at);
+    return reapIsolatingFailures({
+      batch: () => guard(() => reapExpiredHolds(this.sql, limit, at)),
+      dueHoldIds: () => guard(steps.dueHoldIds),
+      voidIfDue: (holdId) => guard(() => steps.voidIfDue(holdId)),
+      expireGrants: () => guard(steps.expireGrants),
+    });
   }
 
   /** A test's hand-moved clock decides; otherwise null: the database's time, read in the statement. */

@@ -2,7 +2,8 @@ import { validateSettle } from '../ledger-rules.js';
 import type { Environment, SettleInput, SettleResult } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { type PgSql, transaction } from './database.js';
-import { type Instant, resolveInstant } from './database-time.js';
+import type { ReapSteps } from '../reap-isolated.js';
+import { type Instant, instantSql, resolveInstant } from './database-time.js';
 import { expireGrants } from './expire.js';
 import { finalize } from './finalize.js';
 import { type BalanceRow, toBalance } from './grants.js';
@@ -68,4 +69,30 @@ export async function reapExpiredHolds(sql: PgSql, limit: number, at: Instant): 
     await expireGrants(tx, now, limit);
     return holds.length;
   });
+}
+
+/** The pieces of that pass, each in its own transaction, for when the pass as a whole fails (reap-isolated.ts). */
+export function reapSteps(sql: PgSql, limit: number, at: Instant): Omit<ReapSteps, 'batch'> {
+  return {
+    dueHoldIds: async () => {
+      if (limit === 0) return [];
+      const rows = await sql<{ id: string }[]>`
+        SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ${instantSql(sql, at)}
+        ORDER BY lease_expires_at, created_at, id LIMIT ${limit}`;
+      return rows.map((row) => row.id);
+    },
+    // Locked with the same test of due-ness as the pass's: a hold renewed since it was listed is left alone.
+    voidIfDue: (holdId) =>
+      transaction(sql, async (tx) => {
+        const now = await resolveInstant(tx, at);
+        const [hold] = await lockExpiredHolds(tx, now, 1, holdId);
+        if (hold === undefined) return false;
+        await finalize(tx, [{ hold, charged: null }], await allocationsOf(tx, [hold.id]), now);
+        return true;
+      }),
+    expireGrants: () =>
+      transaction(sql, async (tx) => {
+        await expireGrants(tx, await resolveInstant(tx, at), limit);
+      }),
+  };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
+import { reapIsolatingFailures } from '../reap-isolated.js';
 import { AUDIT_CHECKS, type LedgerAudit } from '../ledger-audit.js';
 import { validateSettle } from '../ledger-rules.js';
 import type {
@@ -79,22 +80,34 @@ export class SqliteLedgerStore implements LedgerStore {
     return balanceOf(this.conn, accountId, environment, this.clock.now());
   }
 
-  /** Voids up to `limit` due holds, then expires up to `limit` grants (expire.ts); returns the holds voided. */
+  /**
+   * Voids up to `limit` due holds, then expires up to `limit` grants (expire.ts); returns the holds voided.
+   * One transaction, or, if that fails, one a hold and one for the grants (reap-isolated.ts).
+   */
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
     const now = this.clock.now();
-    return this.conn.write(() => {
-      let voided = 0;
-      for (const holdId of expiredHoldIds(this.conn, now, limit)) {
-        this.reservedHere.take(this.conn, holdId);
-        const ending = findEndingHold(this.conn, holdId);
-        if (ending?.hold.status !== 'pending') continue;
-        voidPending(this.conn, ending, now);
-        voided += 1;
-      }
-      expireGrants(this.conn, now, limit);
-      return voided;
+    return reapIsolatingFailures({
+      batch: () =>
+        this.conn.write(() => {
+          let voided = 0;
+          for (const holdId of expiredHoldIds(this.conn, now, limit)) if (this.voidIfDue(holdId, now)) voided += 1;
+          expireGrants(this.conn, now, limit);
+          return voided;
+        }),
+      dueHoldIds: () => this.conn.batched(() => expiredHoldIds(this.conn, now, limit)),
+      voidIfDue: (holdId) => this.conn.write(() => this.voidIfDue(holdId, now)),
+      expireGrants: () => this.conn.write(() => expireGrants(this.conn, now, limit)),
     });
+  }
+
+  /** Voids the hold if it is pending and its lease ran out by `now`: whether it did. In a write. */
+  private voidIfDue(holdId: string, now: number): boolean {
+    this.reservedHere.take(this.conn, holdId);
+    const ending = findEndingHold(this.conn, holdId);
+    if (ending?.hold.status !== 'pending' || ending.hold.leaseExpiresAt > now) return false;
+    voidPending(this.conn, ending, now);
+    return true;
   }
 
   async countPendingHolds(accountId?: string): Promise<number> {
