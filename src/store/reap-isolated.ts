@@ -4,8 +4,10 @@
  * returning its credits breaks a grant's CHECK) made that transaction fail on every pass, and since the pass
  * takes the oldest leases first, that one hold stopped the reaper for good: every other stale hold kept its
  * credits reserved. When the whole pass fails for any reason but an unreachable database, each due hold is
- * voided in a transaction of its own, and the write-offs in another: what can be done is done, and what
- * cannot is named (ReapIncomplete) for the operator, pass after pass, until the books are repaired.
+ * voided in a transaction of its own, listing past the ones that fail, and the write-offs run in another:
+ * what can be done is done, and what cannot is named (ReapIncomplete) for the operator, pass after pass,
+ * until the books are repaired. While a pass had holds it could not void, the next passes go piece by
+ * piece at once rather than failing the whole pass first.
  */
 import { StoreError } from './errors.js';
 
@@ -13,15 +15,15 @@ import { StoreError } from './errors.js';
 export interface ReapSteps {
   /** The whole pass in one transaction: the holds voided. */
   batch(): Promise<number>;
-  /** The holds the pass would void, oldest lease first. */
-  dueHoldIds(): Promise<string[]>;
+  /** Up to the pass's limit of the holds it would void, oldest lease first, leaving out `skip`. */
+  dueHoldIds(skip: readonly string[]): Promise<string[]>;
   /** One hold, in its own transaction, if it is still pending and due: whether it was voided. */
   voidIfDue(holdId: string): Promise<boolean>;
   /** The pass's write-offs of expired grants, in their own transaction. */
   expireGrants(): Promise<void>;
 }
 
-/** A pass that voided what it could and could not void some holds, or write off the expired grants. */
+/** A pass whose one transaction failed: what it did piece by piece, and what it could not do. */
 export class ReapIncomplete extends Error {
   override readonly name = 'ReapIncomplete';
   constructor(
@@ -31,48 +33,83 @@ export class ReapIncomplete extends Error {
     readonly failedHolds: readonly { holdId: string; error: string }[],
     /** Why the write-off of expired grants failed, if it did. */
     readonly expiryError: string | null,
+    /** Why the pass as one transaction failed (null when it was not tried: an earlier pass had failures). */
+    readonly batchError: string | null,
   ) {
     super(
-      `the reaper voided ${voided} holds but could not void ${failedHolds.length}` +
-        (failedHolds.length > 0 ? ` (${failedHolds.map((f) => `${f.holdId}: ${f.error}`).join('; ')})` : '') +
-        (expiryError !== null ? `; writing off expired grants failed: ${expiryError}` : ''),
+      `the reaper's pass failed as one transaction${batchError === null ? '' : ` (${batchError})`}; piece by piece it voided ${voided} holds` +
+        (failedHolds.length > 0 ? `, could not void ${failedHolds.length} (first: ${failedHolds.slice(0, 3).map((f) => `${f.holdId}: ${f.error}`).join('; ')})` : '') +
+        (expiryError !== null ? `, and writing off expired grants failed: ${expiryError}` : ''),
     );
   }
 }
 
-/** What a runtime logs, as an error, with a ReapIncomplete's holds and expiry error. */
-export const REAP_INCOMPLETE_MESSAGE =
-  'the hold reaper could not void some due holds (the rest were voided): their books are inconsistent; `svc-gateway ledger verify` names what to repair';
+/** At most this many failed holds are named in a log line: the rest are counted. */
+const NAMED_FAILURES = 10;
+
+/** How a runtime logs a ReapIncomplete: an error while something could not be done, else a warning. */
+export function reapIncompleteLine(e: ReapIncomplete): { level: 'warn' | 'error'; msg: string; fields: Record<string, unknown> } {
+  const failed = e.failedHolds.length > 0 || e.expiryError !== null;
+  return {
+    level: failed ? 'error' : 'warn',
+    msg: failed
+      ? 'the hold reaper could not do all of its pass (the rest was done): the books are inconsistent; `svc-gateway ledger verify` names what to repair'
+      : "the hold reaper's pass failed as one transaction and was done piece by piece",
+    fields: {
+      voided: e.voided,
+      failedHoldCount: e.failedHolds.length,
+      failedHolds: e.failedHolds.slice(0, NAMED_FAILURES),
+      expiryError: e.expiryError,
+      batchError: e.batchError,
+    },
+  };
+}
 
 function transient(error: unknown): boolean {
   return error instanceof StoreError && error.code === 'unavailable';
 }
 
-/** The holds voided; throws ReapIncomplete when some work could not be done, and rethrows a transient failure. */
-export async function reapIsolatingFailures(steps: ReapSteps): Promise<number> {
-  try {
-    return await steps.batch();
-  } catch (error) {
-    if (transient(error)) throw error;
-  }
-  let voided = 0;
-  const failedHolds: { holdId: string; error: string }[] = [];
-  for (const holdId of await steps.dueHoldIds()) {
+/** One store's reaper: remembers whether its last pass left holds it could not void. */
+export class IsolatedReaper {
+  private stuck = false;
+
+  /** The holds voided; throws ReapIncomplete after a pass that did not go as one transaction. */
+  async reap(steps: ReapSteps): Promise<number> {
+    let batchError: string | null = null;
+    if (!this.stuck) {
+      try {
+        return await steps.batch();
+      } catch (error) {
+        if (transient(error)) throw error;
+        batchError = String(error);
+      }
+    }
+    let voided = 0;
+    const failedHolds: { holdId: string; error: string }[] = [];
+    // Listed again past the holds that failed, so that a page of them does not hide the due holds behind it;
+    // a listing whose holds all went through ends the pass, as the one transaction's limit would.
+    for (;;) {
+      const failedBefore = failedHolds.length;
+      for (const holdId of await steps.dueHoldIds(failedHolds.map((f) => f.holdId))) {
+        try {
+          if (await steps.voidIfDue(holdId)) voided += 1;
+        } catch (error) {
+          if (transient(error)) throw error;
+          failedHolds.push({ holdId, error: String(error) });
+        }
+      }
+      if (failedHolds.length === failedBefore) break;
+    }
+    let expiryError: string | null = null;
     try {
-      if (await steps.voidIfDue(holdId)) voided += 1;
+      await steps.expireGrants();
     } catch (error) {
       if (transient(error)) throw error;
-      failedHolds.push({ holdId, error: String(error) });
+      expiryError = String(error);
     }
+    this.stuck = failedHolds.length > 0;
+    // Piece by piece only because an earlier pass was stuck, and nothing is any longer: the books were repaired.
+    if (batchError === null && failedHolds.length === 0 && expiryError === null) return voided;
+    throw new ReapIncomplete(voided, failedHolds, expiryError, batchError);
   }
-  let expiryError: string | null = null;
-  try {
-    await steps.expireGrants();
-  } catch (error) {
-    if (transient(error)) throw error;
-    expiryError = String(error);
-  }
-  // Every piece may succeed alone (the batch's failure was its own, or is gone): then the pass is done.
-  if (failedHolds.length > 0 || expiryError !== null) throw new ReapIncomplete(voided, failedHolds, expiryError);
-  return voided;
 }

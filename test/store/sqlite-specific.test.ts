@@ -368,20 +368,36 @@ describe('sqlite store specifics', () => {
       (e: unknown) => e,
     );
     expect(failure).toBeInstanceOf(ReapIncomplete);
-    expect(failure).toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }], expiryError: null });
+    expect(failure).toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }], expiryError: null, batchError: expect.stringMatching(/CHECK|check constraint/) });
     expect(raw.all('SELECT id, status FROM holds ORDER BY id')).toEqual(
       [{ id: stuck, status: 'pending' }, { id: due, status: 'voided' }].sort((a, b) => (a.id < b.id ? -1 : 1)),
     );
     expect(await store.ledger.balance(healthy.accountId, healthy.environment)).toMatchObject({ purchased: 100, reserved: 0 });
-    // A hold that comes due later is voided by the next pass, which names the stuck one again.
+    // A hold that comes due later is voided by the next pass, which names the stuck one again (and, knowing a
+    // hold is stuck, goes hold by hold at once).
     await hold(store, healthy, 5, 1_000);
     clock.advance(HOUR);
-    await expect(store.ledger.reapExpiredHolds(100)).rejects.toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }] });
+    await expect(store.ledger.reapExpiredHolds(100)).rejects.toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }], batchError: null });
     // Repaired, it is voided like any other.
     raw.run('UPDATE credit_grants SET remaining = amount - 10 WHERE account_id = ?', broken.accountId);
     expect(await store.ledger.reapExpiredHolds(100)).toBe(1);
     expect(await store.ledger.countPendingHolds()).toBe(0);
     expect((await store.ledger.audit()).findings).toEqual([]);
+  });
+
+  it('voids a due hold behind a whole page of holds it cannot void', async () => {
+    const broken = await seedAccount(store);
+    const healthy = await seedAccount(store);
+    await store.ledger.grant(purchased(broken, 100));
+    await store.ledger.grant(purchased(healthy, 100));
+    const stuck = [await hold(store, broken, 10, 1_000), await hold(store, broken, 10, 1_001)];
+    await hold(store, healthy, 10, 2_000);
+    raw.run('UPDATE credit_grants SET remaining = amount WHERE account_id = ?', broken.accountId);
+    clock.advance(HOUR);
+    // A pass of two: both listed first are stuck; the pass lists past them and voids the third.
+    await expect(store.ledger.reapExpiredHolds(2)).rejects.toMatchObject({ voided: 1, failedHolds: stuck.map((holdId) => ({ holdId })) });
+    expect(await store.ledger.balance(healthy.accountId, healthy.environment)).toMatchObject({ purchased: 100, reserved: 0 });
+    expect(await store.ledger.countPendingHolds()).toBe(2);
   });
 
   it('sees writes made by another connection to the same file (CLI next to the server)', async () => {

@@ -32,7 +32,7 @@ import { describeDatabase, openStore } from './open-store.js';
 import { RedisRateLimiter } from '../../ratelimit/redis-limiter.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
 import type { RateLimiter } from '../../ratelimit/rate-limiter.js';
-import { REAP_INCOMPLETE_MESSAGE, ReapIncomplete } from '../../store/reap-isolated.js';
+import { ReapIncomplete, reapIncompleteLine } from '../../store/reap-isolated.js';
 
 /** Machine clocks drift by milliseconds per hour at most; once a minute keeps instances within a few ms. */
 const CLOCK_ALIGN_INTERVAL_MS = 60_000;
@@ -192,15 +192,27 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     telemetry.holdsReaped(n);
     opts.logger.warn('voided expired holds (their gateway stopped renewing them)', { count: n });
   };
+  let reaping = false;
   const reaper = setInterval(() => {
-    store.ledger.reapExpiredHolds(1000).then(reaped, (e: unknown) => {
-      if (!(e instanceof ReapIncomplete)) {
-        opts.logger.error('hold reaper failed', { error: String(e) });
-        return;
-      }
-      reaped(e.voided);
-      opts.logger.error(REAP_INCOMPLETE_MESSAGE, { failedHolds: e.failedHolds, expiryError: e.expiryError });
-    });
+    // One pass at a time: a pass done hold by hold (reap-isolated.ts) over a remote database can outlast the
+    // interval, and a second one would only do the same work again.
+    if (!reaping) {
+      reaping = true;
+      store.ledger
+        .reapExpiredHolds(1000)
+        .then(reaped, (e: unknown) => {
+          if (!(e instanceof ReapIncomplete)) {
+            opts.logger.error('hold reaper failed', { error: String(e) });
+            return;
+          }
+          reaped(e.voided);
+          const line = reapIncompleteLine(e);
+          opts.logger[line.level](line.msg, line.fields);
+        })
+        .finally(() => {
+          reaping = false;
+        });
+    }
     store.idempotency.purgeExpired(1000).then(
       (n) => n > 0 && opts.logger.info('purged expired idempotency records', { count: n }),
       (e: unknown) => opts.logger.error('idempotency purge failed', { error: String(e) }),

@@ -15,7 +15,7 @@ import { adminTokenProblem } from '../../http/middleware/admin-auth.js';
 import { buildRoutingTable } from '../../providers/registry.js';
 import { httpOverFetch } from '../../providers/upstream-http.js';
 import { InProcessRateLimiter } from '../../ratelimit/sliding-window.js';
-import { REAP_INCOMPLETE_MESSAGE, ReapIncomplete } from '../../store/reap-isolated.js';
+import { ReapIncomplete, reapIncompleteLine } from '../../store/reap-isolated.js';
 import type { Store } from '../../store/types.js';
 
 export type WebEnv = Record<string, unknown>;
@@ -89,7 +89,8 @@ export async function housekeeping(store: Store, logger: Logger): Promise<void> 
   } catch (e) {
     if (!(e instanceof ReapIncomplete)) throw e;
     reaped = e.voided;
-    logger.error(REAP_INCOMPLETE_MESSAGE, { failedHolds: e.failedHolds, expiryError: e.expiryError });
+    const line = reapIncompleteLine(e);
+    logger[line.level](line.msg, line.fields);
   }
   if (reaped > 0) logger.warn('voided expired holds (their gateway stopped renewing them)', { count: reaped });
   await store.idempotency.purgeExpired(HOUSEKEEPING_BATCH);

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
-import { reapIsolatingFailures } from '../reap-isolated.js';
+import { IsolatedReaper } from '../reap-isolated.js';
 import type { LedgerAudit } from '../ledger-audit.js';
 import type {
   Balance,
@@ -28,6 +28,8 @@ import { reapExpiredHolds, reapSteps, settleHold, voidHold } from './settle.js';
  * holds and expiry are judged by the database's own time unless the clock is a test's (database-time.ts).
  */
 export class PostgresLedgerStore implements LedgerStore {
+  private readonly reaper = new IsolatedReaper();
+
   constructor(
     private readonly sql: PgSql,
     private readonly clock: Clock,
@@ -63,9 +65,9 @@ export class PostgresLedgerStore implements LedgerStore {
     assertCount(limit, 'limit', 0);
     const at = this.decisionInstant();
     const steps = reapSteps(this.sql, limit, at);
-    return reapIsolatingFailures({
+    return this.reaper.reap({
       batch: () => guard(() => reapExpiredHolds(this.sql, limit, at)),
-      dueHoldIds: () => guard(steps.dueHoldIds),
+      dueHoldIds: (skip) => guard(() => steps.dueHoldIds(skip)),
       voidIfDue: (holdId) => guard(() => steps.voidIfDue(holdId)),
       expireGrants: () => guard(steps.expireGrants),
     });

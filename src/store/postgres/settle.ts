@@ -74,10 +74,11 @@ export async function reapExpiredHolds(sql: PgSql, limit: number, at: Instant): 
 /** The pieces of that pass, each in its own transaction, for when the pass as a whole fails (reap-isolated.ts). */
 export function reapSteps(sql: PgSql, limit: number, at: Instant): Omit<ReapSteps, 'batch'> {
   return {
-    dueHoldIds: async () => {
+    dueHoldIds: async (skip) => {
       if (limit === 0) return [];
       const rows = await sql<{ id: string }[]>`
         SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ${instantSql(sql, at)}
+          AND NOT (id = ANY(${sql.array([...skip])}::text[]))
         ORDER BY lease_expires_at, created_at, id LIMIT ${limit}`;
       return rows.map((row) => row.id);
     },

@@ -175,6 +175,21 @@ export function expiredHoldIds(conn: SqliteConnection, now: number, limit: numbe
     .map((row) => row.id);
 }
 
+/** expiredHoldIds leaving out `skip` (the reaper's holds that failed in this pass, reap-isolated.ts). */
+export function expiredHoldIdsExcept(conn: SqliteConnection, now: number, limit: number, skip: readonly string[]): string[] {
+  if (skip.length === 0) return expiredHoldIds(conn, now, limit);
+  return conn
+    .all<{ id: string }>(
+      `SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ?
+         AND id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY lease_expires_at, created_at, id LIMIT ?`,
+      now,
+      JSON.stringify(skip),
+      limit,
+    )
+    .map((row) => row.id);
+}
+
 export function countPending(conn: SqliteConnection, accountId: string | undefined): number {
   const row =
     accountId === undefined

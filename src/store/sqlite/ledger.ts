@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { assertCount } from '../errors.js';
-import { reapIsolatingFailures } from '../reap-isolated.js';
+import { IsolatedReaper } from '../reap-isolated.js';
 import { AUDIT_CHECKS, type LedgerAudit } from '../ledger-audit.js';
 import { validateSettle } from '../ledger-rules.js';
 import type {
@@ -18,7 +18,7 @@ import type { SqliteConnection } from './database.js';
 import { expireGrants } from './expire.js';
 import { settleHold, voidPending } from './finalize.js';
 import { balanceOf, insertGrant } from './grants.js';
-import { type HoldFacts, countPending, expiredHoldIds, findEndingHold, renewLease } from './holds.js';
+import { type HoldFacts, countPending, expiredHoldIds, expiredHoldIdsExcept, findEndingHold, renewLease } from './holds.js';
 import { ReservedHolds } from './reserved-holds.js';
 import { reserveHold } from './reserve.js';
 
@@ -29,6 +29,7 @@ import { reserveHold } from './reserve.js';
 export class SqliteLedgerStore implements LedgerStore {
   /** The holds reserved here and not yet ended, whose settle needs not read them back (reserved-holds.ts). */
   readonly reservedHere = new ReservedHolds();
+  private readonly reaper = new IsolatedReaper();
   private readonly made = (facts: HoldFacts): void => this.reservedHere.remember(this.conn, facts);
 
   constructor(
@@ -87,7 +88,7 @@ export class SqliteLedgerStore implements LedgerStore {
   async reapExpiredHolds(limit: number): Promise<number> {
     assertCount(limit, 'limit', 0);
     const now = this.clock.now();
-    return reapIsolatingFailures({
+    return this.reaper.reap({
       batch: () =>
         this.conn.write(() => {
           let voided = 0;
@@ -95,7 +96,7 @@ export class SqliteLedgerStore implements LedgerStore {
           expireGrants(this.conn, now, limit);
           return voided;
         }),
-      dueHoldIds: () => this.conn.batched(() => expiredHoldIds(this.conn, now, limit)),
+      dueHoldIds: (skip) => this.conn.batched(() => expiredHoldIdsExcept(this.conn, now, limit, skip)),
       voidIfDue: (holdId) => this.conn.write(() => this.voidIfDue(holdId, now)),
       expireGrants: () => this.conn.write(() => expireGrants(this.conn, now, limit)),
     });
