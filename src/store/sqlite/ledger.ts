@@ -104,9 +104,11 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /** Voids the hold if it is pending and its lease ran out by `now`: whether it did. In a write. */
   private voidIfDue(holdId: string, now: number): boolean {
-    this.reservedHere.take(this.conn, holdId);
     const ending = findEndingHold(this.conn, holdId);
-    if (ending?.hold.status !== 'pending' || ending.hold.leaseExpiresAt > now) return false;
+    // Renewed since it was listed: its completion lives on, and so do the facts its settle will use.
+    if (ending?.hold.status === 'pending' && ending.hold.leaseExpiresAt > now) return false;
+    this.reservedHere.take(this.conn, holdId);
+    if (ending?.hold.status !== 'pending') return false;
     voidPending(this.conn, ending, now);
     return true;
   }
