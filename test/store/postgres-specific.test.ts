@@ -164,6 +164,35 @@ describe('postgres store specifics', () => {
     expect(await store.ledger.countPendingHolds()).toBe(2);
   });
 
+  it('answers unavailable, to be retried, for a void PostgreSQL cancelled while it waited for a lock, and the retry voids it', async () => {
+    const owner = await seedAccount(store);
+    await store.ledger.grant(purchased(owner, 100));
+    const holdId = await hold(store, owner, 10);
+    let voiding: Promise<boolean> | undefined;
+    await raw.begin(async (tx) => {
+      // Another transaction holds the hold's row, as a settle on another instance would.
+      await tx`SELECT id FROM holds WHERE id = ${holdId} FOR UPDATE`;
+      const [self] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      voiding = store.ledger.void(holdId);
+      voiding.catch(() => undefined);
+      for (let i = 0; ; i++) {
+        const [waiting] = await raw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE ${self?.pid ?? -1}::int = ANY(pg_blocking_pids(pid))`;
+        if (waiting !== undefined) {
+          // What statement_timeout or an operator's pg_cancel_backend does: SQLSTATE 57014.
+          await raw`SELECT pg_cancel_backend(${waiting.pid}::int)`;
+          break;
+        }
+        if (i > 200) throw new Error('the void never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    await expect(voiding).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable' });
+    expect(await store.ledger.countPendingHolds(owner.accountId)).toBe(1);
+    expect(await store.ledger.void(holdId)).toBe(true);
+    expect(await store.ledger.balance(owner.accountId, owner.environment)).toMatchObject({ purchased: 100, reserved: 0 });
+    expect((await store.ledger.audit()).findings).toEqual([]);
+  });
+
   it('refuses a reserve whose credits are spent while it waits for the grant locks, and leaves no trace', async () => {
     const owner = await seedAccount(store, { dailyCreditLimit: 100 });
     await store.ledger.grant(purchased(owner, 10));

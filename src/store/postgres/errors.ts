@@ -32,9 +32,26 @@ function isTransientServerState(code: string): boolean {
   return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
 }
 
-function isUnavailable(error: unknown): boolean {
+/**
+ * SQLSTATEs of a transaction the server ended for contention or on someone's order: a deadlock victim
+ * (40P01), a serialization failure (40001), a lock not had within `lock_timeout` (55P03), a statement
+ * cancelled by `statement_timeout` or pg_cancel_backend (57014). Each rolls back everything the transaction
+ * did, so the retry callers make of an `unavailable` (every ledger call is idempotent by hold id) starts
+ * clean; left as they were, they reached a client as a 500 and the reaper as books it could not repair. The
+ * server answered, though: they prove it is there.
+ */
+function isContention(code: string): boolean {
+  return code === '40001' || code === '40P01' || code === '55P03' || code === '57014';
+}
+
+/** Whether the database could not be reached or is going away (not merely busy). */
+function isUnreachable(error: unknown): boolean {
   if (error instanceof postgres.PostgresError) return isTransientServerState(error.code);
   return error instanceof Error && 'code' in error && typeof error.code === 'string' && CONNECTION_CODES.has(error.code);
+}
+
+function isUnavailable(error: unknown): boolean {
+  return isUnreachable(error) || (error instanceof postgres.PostgresError && isContention(error.code));
 }
 
 /**
@@ -122,7 +139,7 @@ function guardOnce<T>(operation: () => Promise<T>): Promise<T> {
     OPERATION_DEADLINE_MS,
     OPERATION_HARD_BOUND_MS,
     (waited) => new StoreError('unavailable', `PostgreSQL did not answer within ${Math.round(waited)} ms`),
-    (e) => !isUnavailable(e) || refusedForCapacity(e),
+    (e) => !isUnreachable(e) || refusedForCapacity(e),
   );
   // Given up on: its own failure, when it comes, has nobody left to hear it.
   watched.catch(() => pending.catch(() => undefined));
@@ -130,8 +147,11 @@ function guardOnce<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 function asStoreError(error: unknown): unknown {
-  if (isUnavailable(error)) {
+  if (isUnreachable(error)) {
     return new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (isUnavailable(error)) {
+    return new StoreError('unavailable', `PostgreSQL ended the transaction, to be tried again: ${error instanceof Error ? error.message : String(error)}`);
   }
   return error;
 }
