@@ -25,6 +25,7 @@ import { deltas, expectedDeltas, parsePrometheusText, seriesKey, valueOf, type S
 import { openAIChatHandler } from '../helpers/recording-upstream/openai-chat.js';
 import { Recording, type ExpectedUsage } from '../helpers/recording-upstream/recording.js';
 import { startFixtureServer, type FixtureServer } from '../providers/helpers/fixture-server.js';
+import { until } from '../helpers/until.js';
 
 const MODEL = 'gpt-4o-mini';
 const ADMIN_TOKEN = 'metrics-test-admin-token-0123456789abcdef';
@@ -113,16 +114,6 @@ const body = (model: string, text: string, stream = false): Record<string, unkno
   max_tokens: 64,
   ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
 });
-
-async function until<T>(what: string, probe: () => Promise<T | null>, ms = 5_000): Promise<T> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('metrics of a known mix of requests', () => {
   let gw: TestGateway;

@@ -10,21 +10,12 @@ import { DEFAULT_CONFIG, parseConfig } from '../../src/config/schema.js';
 import type { Logger } from '../../src/core/logger.js';
 import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
 import { seedAccount, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/until.js';
 
 interface Line {
   level: 'warn' | 'error';
   msg: string;
   fields: Record<string, unknown> | undefined;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null>, ms = 10_000): Promise<T> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('the hold reaper with a hold it cannot void', () => {
@@ -57,8 +48,10 @@ describe('the hold reaper with a hold it cannot void', () => {
     } finally {
       raw.close();
     }
-    await until('the orphaned hold to be voided', async () =>
-      (await store.ledger.balance(healthy.accountId, 'live')).reserved === 0 ? true : null,
+    await until(
+      'the orphaned hold to be voided',
+      async () => ((await store.ledger.balance(healthy.accountId, 'live')).reserved === 0 ? true : null),
+      10_000,
     );
     const stuckLine = await until('the stuck hold to be named', async () =>
       lines.find((l) => l.level === 'error' && l.msg.startsWith('the hold reaper could not do all of its pass')) ?? null,
