@@ -5,9 +5,9 @@ import { openStore } from '../../src/runtime/node/open-store.js';
 import { openPool } from '../../src/store/postgres/database.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { ReapIncomplete } from '../../src/store/reap-isolated.js';
 import type { Store } from '../../src/store/types.js';
 import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
+import { type StuckHoldContext, voidsPastAPageOfStuckHolds, voidsPastAStuckHold } from './cases/stuck-hold.case.js';
 import {
   POSTGRES_URL,
   closeAdmin,
@@ -115,53 +115,16 @@ describe('postgres store specifics', () => {
     expect((await store.ledger.audit()).findings.map((finding) => finding.check)).toEqual(['grant_remaining']);
   });
 
-  it('voids every due hold it can when one cannot be voided, names that one on every pass, and then voids it once repaired', async () => {
-    const broken = await seedAccount(store);
-    const healthy = await seedAccount(store);
-    await store.ledger.grant(purchased(broken, 100));
-    await store.ledger.grant(purchased(healthy, 100));
-    // The oldest lease first: the hold that cannot be voided comes first in every pass.
-    const stuck = await hold(store, broken, 10, 1_000);
-    const due = await hold(store, healthy, 10, 2_000);
-    // Books edited by hand: the grant shows its whole amount while a hold still draws 10 from it, so returning
-    // those 10 breaks its CHECK (remaining <= amount).
-    await raw`UPDATE credit_grants SET remaining = amount WHERE account_id = ${broken.accountId}`;
-    clock.advance(HOUR);
-    const failure = await store.ledger.reapExpiredHolds(100).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(failure).toBeInstanceOf(ReapIncomplete);
-    expect(failure).toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }], expiryError: null, batchError: expect.stringMatching(/CHECK|check constraint/) });
-    expect(await raw`SELECT id, status FROM holds ORDER BY id`).toEqual(
-      [{ id: stuck, status: 'pending' }, { id: due, status: 'voided' }].sort((a, b) => (a.id < b.id ? -1 : 1)),
-    );
-    expect(await store.ledger.balance(healthy.accountId, healthy.environment)).toMatchObject({ purchased: 100, reserved: 0 });
-    // A hold that comes due later is voided by the next pass, which names the stuck one again (and, knowing a
-    // hold is stuck, goes hold by hold at once).
-    await hold(store, healthy, 5, 1_000);
-    clock.advance(HOUR);
-    await expect(store.ledger.reapExpiredHolds(100)).rejects.toMatchObject({ voided: 1, failedHolds: [{ holdId: stuck }], batchError: null });
-    // Repaired, it is voided like any other.
-    await raw`UPDATE credit_grants SET remaining = amount - 10 WHERE account_id = ${broken.accountId}`;
-    expect(await store.ledger.reapExpiredHolds(100)).toBe(1);
-    expect(await store.ledger.countPendingHolds()).toBe(0);
-    expect((await store.ledger.audit()).findings).toEqual([]);
-  });
-
-  it('voids a due hold behind a whole page of holds it cannot void', async () => {
-    const broken = await seedAccount(store);
-    const healthy = await seedAccount(store);
-    await store.ledger.grant(purchased(broken, 100));
-    await store.ledger.grant(purchased(healthy, 100));
-    const stuck = [await hold(store, broken, 10, 1_000), await hold(store, broken, 10, 1_001)];
-    await hold(store, healthy, 10, 2_000);
-    await raw`UPDATE credit_grants SET remaining = amount WHERE account_id = ${broken.accountId}`;
-    clock.advance(HOUR);
-    // A pass of two: both listed first are stuck; the pass lists past them and voids the third.
-    await expect(store.ledger.reapExpiredHolds(2)).rejects.toMatchObject({ voided: 1, failedHolds: stuck.map((holdId) => ({ holdId })) });
-    expect(await store.ledger.balance(healthy.accountId, healthy.environment)).toMatchObject({ purchased: 100, reserved: 0 });
-    expect(await store.ledger.countPendingHolds()).toBe(2);
+  describe('the reaper with a due hold it cannot void (stuck-hold.case.ts)', () => {
+    const context = (): StuckHoldContext => ({
+      store,
+      clock,
+      fillGrants: async (accountId) => void (await raw`UPDATE credit_grants SET remaining = amount WHERE account_id = ${accountId}`),
+      repairGrants: async (accountId, by) => void (await raw`UPDATE credit_grants SET remaining = remaining - ${by} WHERE account_id = ${accountId}`),
+      holdStatuses: async () => [...(await raw<{ id: string; status: string }[]>`SELECT id, status FROM holds ORDER BY id`)],
+    });
+    it('voids every due hold it can, names the stuck one on every pass, and voids it once repaired', () => voidsPastAStuckHold(context()));
+    it('voids a due hold behind a whole page of holds it cannot void', () => voidsPastAPageOfStuckHolds(context()));
   });
 
   it('answers unavailable, to be retried, for a void PostgreSQL cancelled while it waited for a lock, and the retry voids it', async () => {
