@@ -11,6 +11,13 @@ export class StoreError extends Error {
   constructor(
     readonly code: StoreErrorCode,
     message: string,
+    /**
+     * An `unavailable` the database answered with: it ended the transaction for contention or a timeout
+     * (PostgreSQL's deadlock, serialization failure, lock or statement timeout). Retried like any
+     * `unavailable`, but the database is there: the reaper fails that one hold rather than the whole pass,
+     * and the logs say it at error level, since the ledger's lock order is meant to prevent deadlocks.
+     */
+    readonly contention = false,
   ) {
     super(message);
   }

@@ -3,7 +3,8 @@
  * in one transaction; a hold that cannot be voided (books a manual edit or a bug left inconsistent, so that
  * returning its credits breaks a grant's CHECK) made that transaction fail on every pass, and since the pass
  * takes the oldest leases first, that one hold stopped the reaper for good: every other stale hold kept its
- * credits reserved. When the whole pass fails for any reason but an unreachable database, each due hold is
+ * credits reserved. When the whole pass fails for any reason but an unreachable database (a lock or
+ * statement timeout counts as a failure, not as the database being away), each due hold is
  * voided in a transaction of its own, listing past the ones that fail, and the write-offs run in another:
  * what can be done is done, and what cannot is named (ReapIncomplete) for the operator, pass after pass,
  * until the books are repaired. While a pass had holds it could not void, the next passes go piece by
@@ -53,7 +54,7 @@ export function reapIncompleteLine(e: ReapIncomplete): { level: 'warn' | 'error'
   return {
     level: failed ? 'error' : 'warn',
     msg: failed
-      ? 'the hold reaper could not do all of its pass (the rest was done): the books are inconsistent; `svc-gateway ledger verify` names what to repair'
+      ? 'the hold reaper could not do all of its pass (the rest was done): a CHECK or constraint failure means inconsistent books, which `svc-gateway ledger verify` names; a lock or statement timeout, a row held too long'
       : "the hold reaper's pass failed as one transaction and was done piece by piece",
     fields: {
       voided: e.voided,
@@ -65,8 +66,9 @@ export function reapIncompleteLine(e: ReapIncomplete): { level: 'warn' | 'error'
   };
 }
 
+/** The database cannot be reached: the pass stops and the next one tries again. */
 function transient(error: unknown): boolean {
-  return error instanceof StoreError && error.code === 'unavailable';
+  return error instanceof StoreError && error.code === 'unavailable' && !error.contention;
 }
 
 /** One store's reaper: remembers whether its last pass left holds it could not void. */

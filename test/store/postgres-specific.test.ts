@@ -5,6 +5,7 @@ import { openStore } from '../../src/runtime/node/open-store.js';
 import { openPool } from '../../src/store/postgres/database.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { ReapIncomplete } from '../../src/store/reap-isolated.js';
 import type { Store } from '../../src/store/types.js';
 import { HOUR, T0, earned, hold, purchased, seedAccount, usage } from './cases/harness.js';
 import { type StuckHoldContext, voidsPastAPageOfStuckHolds, voidsPastAStuckHold } from './cases/stuck-hold.case.js';
@@ -125,6 +126,38 @@ describe('postgres store specifics', () => {
     });
     it('voids every due hold it can, names the stuck one on every pass, and voids it once repaired', () => voidsPastAStuckHold(context()));
     it('voids a due hold behind a whole page of holds it cannot void', () => voidsPastAPageOfStuckHolds(context()));
+  });
+
+  it("voids the other due holds when one's grant is held past the operator's lock_timeout, and names that one", async () => {
+    // An operator's lock_timeout (a connection parameter here; ALTER ROLE ... SET does the same).
+    const timed = createPostgresStore({ url: `${POSTGRES_URL}?lock_timeout=300`, clock, schema, max: 4 });
+    try {
+      const blocked = await seedAccount(timed);
+      const healthy = await seedAccount(timed);
+      await timed.ledger.grant(purchased(blocked, 100));
+      await timed.ledger.grant(purchased(healthy, 100));
+      const waiting = await hold(timed, blocked, 10, 1_000);
+      const orphan = await hold(timed, healthy, 10, 2_000);
+      clock.advance(HOUR);
+      let outcome: unknown;
+      await raw.begin(async (tx) => {
+        // A long transaction holds the blocked account's grant (an operator's edit, a stuck session).
+        await tx`SELECT id FROM credit_grants WHERE account_id = ${blocked.accountId} FOR UPDATE`;
+        outcome = await timed.ledger.reapExpiredHolds(100).then(
+          () => null,
+          (e: unknown) => e,
+        );
+      });
+      // A timeout is that hold's failure, not the database away: the pass goes on past it.
+      expect(outcome).toBeInstanceOf(ReapIncomplete);
+      expect(outcome).toMatchObject({ voided: 1, failedHolds: [{ holdId: waiting, error: expect.stringMatching(/lock timeout/) }] });
+      expect(await raw<{ id: string; status: string }[]>`SELECT id, status FROM holds WHERE id = ${orphan}`).toEqual([{ id: orphan, status: 'voided' }]);
+      // The lock gone, the next pass voids it.
+      expect(await timed.ledger.reapExpiredHolds(100)).toBe(1);
+      expect((await timed.ledger.audit()).findings).toEqual([]);
+    } finally {
+      await timed.close();
+    }
   });
 
   it('answers unavailable, to be retried, for a void PostgreSQL cancelled while it waited for a lock, and the retry voids it', async () => {

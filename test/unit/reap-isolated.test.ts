@@ -58,6 +58,21 @@ describe('the reaper with its failures isolated', () => {
     expect(reapIncompleteLine(e as ReapIncomplete).level).toBe('warn');
   });
 
+  it("counts a hold the database refused for contention (a lock timeout) as that hold's failure, not the database away", async () => {
+    const due = ['a', 'b'];
+    const s = steps(due, new Set());
+    const timeout = new StoreError('unavailable', 'PostgreSQL ended the transaction: lock timeout', true);
+    s.batch = async () => {
+      throw timeout;
+    };
+    const voidIfDue = s.voidIfDue;
+    s.voidIfDue = async (id) => {
+      if (id === 'a') throw timeout;
+      return voidIfDue(id);
+    };
+    await expect(new IsolatedReaper().reap(s)).rejects.toMatchObject({ voided: 1, failedHolds: [{ holdId: 'a' }], batchError: String(timeout) });
+  });
+
   it('names at most ten stuck holds in a log line, and counts them all', () => {
     const failed = Array.from({ length: 25 }, (_, i) => ({ holdId: `hold_${i}`, error: 'CHECK constraint failed' }));
     const line = reapIncompleteLine(new ReapIncomplete(3, failed, null, 'Error: CHECK constraint failed'));

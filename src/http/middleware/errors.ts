@@ -48,7 +48,9 @@ export function errorResponse(c: Context<AppEnv>, e: GatewayError): Response {
 export function asGatewayError(err: unknown, logger: Logger | undefined, requestId: string | undefined): GatewayError {
   if (err instanceof GatewayError) return err;
   if (err instanceof StoreError && err.code === 'unavailable') {
-    logger?.warn('store unavailable', { requestId, error: err.message });
+    // Contention the lock order should prevent (a deadlock) is worth an operator's look; an outage is not news.
+    if (err.contention) logger?.error('store ended a transaction for contention', { requestId, error: err.message });
+    else logger?.warn('store unavailable', { requestId, error: err.message });
     return new GatewayError(503, 'server_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
       'retry-after': '1',
     });

@@ -151,7 +151,7 @@ function asStoreError(error: unknown): unknown {
     return new StoreError('unavailable', `PostgreSQL is unreachable: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (isUnavailable(error)) {
-    return new StoreError('unavailable', `PostgreSQL ended the transaction, to be tried again: ${error instanceof Error ? error.message : String(error)}`);
+    return new StoreError('unavailable', `PostgreSQL ended the transaction, to be tried again: ${error instanceof Error ? error.message : String(error)}`, true);
   }
   return error;
 }

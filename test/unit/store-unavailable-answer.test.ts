@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/core/logger.js';
+import { asGatewayError } from '../../src/http/middleware/errors.js';
+import { StoreError } from '../../src/store/errors.js';
+
+function recordingLogger(): Logger & { lines: [string, string][] } {
+  const lines: [string, string][] = [];
+  return {
+    lines,
+    debug: (msg) => void lines.push(['debug', msg]),
+    info: (msg) => void lines.push(['info', msg]),
+    warn: (msg) => void lines.push(['warn', msg]),
+    error: (msg) => void lines.push(['error', msg]),
+  };
+}
+
+describe('a store that cannot answer now', () => {
+  it('is a 503 to retry; an outage is a warning, a transaction ended for contention an error', () => {
+    const outage = recordingLogger();
+    const answer = asGatewayError(new StoreError('unavailable', 'PostgreSQL is unreachable: ECONNREFUSED'), outage, 'req_1');
+    expect(answer).toMatchObject({ status: 503, code: 'store_unavailable', headers: { 'retry-after': '1' } });
+    expect(outage.lines).toEqual([['warn', 'store unavailable']]);
+
+    const contention = recordingLogger();
+    const ended = asGatewayError(new StoreError('unavailable', 'PostgreSQL ended the transaction: deadlock detected', true), contention, 'req_2');
+    expect(ended).toMatchObject({ status: 503, code: 'store_unavailable' });
+    expect(contention.lines).toEqual([['error', 'store ended a transaction for contention']]);
+  });
+});
