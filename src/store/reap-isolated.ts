@@ -38,7 +38,9 @@ export class ReapIncomplete extends Error {
     readonly batchError: string | null,
   ) {
     super(
-      `the reaper's pass failed as one transaction${batchError === null ? '' : ` (${batchError})`}; piece by piece it voided ${voided} holds` +
+      (batchError === null
+        ? `the reaper's pass, hold by hold since an earlier one left holds it could not void, voided ${voided} holds`
+        : `the reaper's pass failed as one transaction (${batchError}); hold by hold it voided ${voided} holds`) +
         (failedHolds.length > 0 ? `, could not void ${failedHolds.length} (first: ${failedHolds.slice(0, 3).map((f) => `${f.holdId}: ${f.error}`).join('; ')})` : '') +
         (expiryError !== null ? `, and writing off expired grants failed: ${expiryError}` : ''),
     );

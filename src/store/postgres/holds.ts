@@ -27,6 +27,8 @@ export async function lockHold(tx: PgQueryable, holdId: string): Promise<Hold | 
  * Locks up to `limit` pending holds whose lease is due, oldest lease first. SKIP LOCKED passes over holds
  * another reaper (or a settle) has locked, so reapers on several instances share the backlog instead of
  * queueing behind each other; a hold settled meanwhile fails the status recheck and is not returned.
+ * With `onlyHoldId`, that one hold if it is still pending and due (the reaper's hold-by-hold pass,
+ * reap-isolated.ts).
  */
 export async function lockExpiredHolds(tx: PgQueryable, now: number, limit: number, onlyHoldId?: string): Promise<Hold[]> {
   const rows =
