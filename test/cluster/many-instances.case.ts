@@ -75,7 +75,9 @@ export function manyInstancesCase(databaseUrl: () => Promise<{ url: string; dir:
       expect(await store.ledger.countPendingHolds(account.id)).toBe(0);
       const balance = await store.ledger.balance(account.id, 'live');
       const today = new Date().toISOString().slice(0, 10);
-      const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: today, endDay: today, model: null });
+      // From yesterday: a run across midnight UTC records its first requests on the day before.
+      const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: since, endDay: today, model: null });
       const settled = rows.reduce((s, r) => s + r.credits, 0);
       expect(balance.reserved).toBe(0);
       expect(balance.earned + balance.purchased).toBe(GRANT_PURCHASED + GRANT_EARNED - settled);

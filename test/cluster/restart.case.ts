@@ -122,7 +122,9 @@ export function restartCase(
       expect(await store.ledger.countPendingHolds(account.id)).toBe(0);
       const balance = await store.ledger.balance(account.id, 'live');
       const today = new Date().toISOString().slice(0, 10);
-      const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: today, endDay: today, model: null });
+      // From yesterday: a run across midnight UTC records its first requests on the day before.
+      const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const rows = await store.usage.rollup({ accountId: account.id, environment: 'live', startDay: since, endDay: today, model: null });
       expect(balance.purchased).toBe(GRANT - rows.reduce((s, r) => s + r.credits, 0));
       const holds = await holdOutcomes(db.url);
       console.log(`[restart] holds ${JSON.stringify(holds)}`);

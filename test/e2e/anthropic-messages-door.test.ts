@@ -111,7 +111,9 @@ interface Session {
 
 async function usageTotal(): Promise<number> {
   const today = new Date().toISOString().slice(0, 10);
-  const res = await fetch(`${gw.url}/usage?start_date=${today}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } });
+  // From yesterday: a run across midnight UTC records its first requests on the day before.
+  const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const res = await fetch(`${gw.url}/usage?start_date=${since}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } });
   expect(res.status).toBe(200);
   return ((await res.json()) as { total_credits_spent: number }).total_credits_spent;
 }
@@ -949,8 +951,10 @@ describe('endings, against an Anthropic upstream that answers them', () => {
 
   it('a stream that breaks mid-answer ends with `event: error` in the envelope, after the open block is closed; charged as reported', async () => {
     const today = new Date().toISOString().slice(0, 10);
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const spent = async (): Promise<number> =>
-      ((await (await fetch(`${egw.url}/usage?start_date=${today}&end_date=${today}`, { headers: { authorization: `Bearer ${eacct.secret}` } })).json()) as { total_credits_spent: number })
+      ((await (await fetch(`${egw.url}/usage?start_date=${since}&end_date=${today}`, { headers: { authorization: `Bearer ${eacct.secret}` } })).json()) as { total_credits_spent: number })
         .total_credits_spent;
     const before = await spent();
     const res = await fetch(`${eorigin}/v1/messages`, {

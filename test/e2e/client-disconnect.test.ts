@@ -41,7 +41,9 @@ describe('client disconnect', () => {
     const balance = await gw.store.ledger.balance(seeded.accountId, 'live');
     const charged = 10_000 - balance.purchased;
     const today = new Date().toISOString().slice(0, 10);
-    const [row] = await gw.store.usage.rollup({ accountId: seeded.accountId, environment: 'live', startDay: today, endDay: today, model: null });
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const [row] = await gw.store.usage.rollup({ accountId: seeded.accountId, environment: 'live', startDay: since, endDay: today, model: null });
     expect(row?.requests).toBe(1);
     expect(row?.credits).toBe(charged);
     // At 50 tokens/s the abort lands after a handful of tokens: far below the 1000-token bound.

@@ -56,10 +56,12 @@ describe('concurrent requests on one account', () => {
 
     const balance = await gw.store.ledger.balance(seeded.accountId, 'live');
     const today = new Date().toISOString().slice(0, 10);
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const rows = await gw.store.usage.rollup({
       accountId: seeded.accountId,
       environment: 'live',
-      startDay: today,
+      startDay: since,
       endDay: today,
       model: null,
     });

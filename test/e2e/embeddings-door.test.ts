@@ -250,7 +250,9 @@ function postEmbeddings(gw: { url: string }, secret: string, body: unknown): Pro
 
 async function usageToday(gw: { url: string }, secret: string, query = ''): Promise<Response> {
   const today = new Date().toISOString().slice(0, 10);
-  return fetch(`${gw.url}/usage?start_date=${today}&end_date=${today}${query}`, { headers: { authorization: `Bearer ${secret}` } });
+  // From yesterday: a run across midnight UTC records its first requests on the day before.
+  const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  return fetch(`${gw.url}/usage?start_date=${since}&end_date=${today}${query}`, { headers: { authorization: `Bearer ${secret}` } });
 }
 
 /** The account's books: available credits, credits held, holds pending. */

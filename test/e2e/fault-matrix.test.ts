@@ -162,7 +162,9 @@ interface Totals {
 /** Today's usage events of the test account, summed (the rollup the client's /v1/usage reads). */
 async function usageTotals(): Promise<Totals> {
   const today = new Date().toISOString().slice(0, 10);
-  const rows = await gw.store.usage.rollup({ accountId: seeded.accountId, environment: 'live', startDay: today, endDay: today, model: null });
+  // From yesterday: a run across midnight UTC records its first requests on the day before.
+  const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const rows = await gw.store.usage.rollup({ accountId: seeded.accountId, environment: 'live', startDay: since, endDay: today, model: null });
   return rows.reduce(
     (t, r) => ({ requests: t.requests + r.requests, prompt: t.prompt + r.promptTokens, completion: t.completion + r.completionTokens, credits: t.credits + r.credits }),
     { requests: 0, prompt: 0, completion: 0, credits: 0 },

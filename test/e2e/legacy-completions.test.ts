@@ -134,8 +134,10 @@ describe('POST /v1/completions', () => {
 
   it('is metered like a chat completion and reported in /v1/usage under its alias', async () => {
     const today = new Date().toISOString().slice(0, 10);
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const usage = async () =>
-      (await (await fetch(`${gw.url}/usage?start_date=${today}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } })).json()) as {
+      (await (await fetch(`${gw.url}/usage?start_date=${since}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } })).json()) as {
         total_credits_spent: number;
       };
     const before = await usage();

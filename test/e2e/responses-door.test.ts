@@ -179,7 +179,9 @@ function byId(method: 'GET' | 'DELETE', id: string, secret: string = a.secret): 
 
 async function usageTotal(account: Seeded = a): Promise<number> {
   const today = new Date().toISOString().slice(0, 10);
-  const res = await fetch(`${gw.url}/usage?start_date=${today}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } });
+  // From yesterday: a run across midnight UTC records its first requests on the day before.
+  const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const res = await fetch(`${gw.url}/usage?start_date=${since}&end_date=${today}`, { headers: { authorization: `Bearer ${account.secret}` } });
   expect(res.status).toBe(200);
   return ((await res.json()) as { total_credits_spent: number }).total_credits_spent;
 }

@@ -344,8 +344,10 @@ describe.each(['sqlite', 'postgres'] as const)('graceful shutdown of a gateway p
       expect(await store.ledger.countPendingHolds()).toBe(0);
       expect((await store.ledger.audit()).findings).toEqual([]);
       const today = new Date().toISOString().slice(0, 10);
+      // From yesterday: a run across midnight UTC records its first requests on the day before.
+      const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
       const usage = async (accountId: string) => {
-        const rows = await store.usage.rollup({ accountId, environment: 'live', startDay: today, endDay: today, model: null });
+        const rows = await store.usage.rollup({ accountId, environment: 'live', startDay: since, endDay: today, model: null });
         return { requests: rows.reduce((s, r) => s + r.requests, 0), credits: rows.reduce((s, r) => s + r.credits, 0) };
       };
 

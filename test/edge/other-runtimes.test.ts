@@ -136,7 +136,9 @@ for (const rt of RUNTIMES) {
       const balance = await gw.store.ledger.balance(accountId, 'live');
       expect(balance).toMatchObject({ purchased: grant - used, reserved: 0 });
       const today = new Date().toISOString().slice(0, 10);
-      const rows = await gw.store.usage.rollup({ accountId, environment: 'live', startDay: today, endDay: today, model: null });
+      // From yesterday: a run across midnight UTC records its first requests on the day before.
+      const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const rows = await gw.store.usage.rollup({ accountId, environment: 'live', startDay: since, endDay: today, model: null });
       expect(rows.reduce((s, r) => s + r.requests, 0)).toBe(1);
       expect(rows.reduce((s, r) => s + r.credits, 0)).toBe(used);
     }

@@ -79,7 +79,9 @@ describe('the gateway in workerd', () => {
     const credits = (await (await get('/credits', a.secret)).json()) as { total_credits: number; reserved_credits: number };
     expect(credits).toMatchObject({ total_credits: 100_000 - body.svc.credits_used, reserved_credits: 0 });
     const today = new Date().toISOString().slice(0, 10);
-    const usage = (await (await get(`/usage?start_date=${today}&end_date=${today}`, a.secret)).json()) as { total_requests: number; total_credits_spent: number };
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const usage = (await (await get(`/usage?start_date=${since}&end_date=${today}`, a.secret)).json()) as { total_requests: number; total_credits_spent: number };
     expect(usage).toMatchObject({ total_requests: 1, total_credits_spent: body.svc.credits_used });
   });
 
@@ -184,7 +186,9 @@ describe('500 concurrent requests on one account in workerd', () => {
     expect(await burst.store.ledger.countPendingHolds(a.accountId)).toBe(0);
     const balance = await burst.store.ledger.balance(a.accountId, 'live');
     const today = new Date().toISOString().slice(0, 10);
-    const rows = await burst.store.usage.rollup({ accountId: a.accountId, environment: 'live', startDay: today, endDay: today, model: null });
+    // From yesterday: a run across midnight UTC records its first requests on the day before.
+    const since = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const rows = await burst.store.usage.rollup({ accountId: a.accountId, environment: 'live', startDay: since, endDay: today, model: null });
     const spent = rows.reduce((s, r) => s + r.credits, 0);
     expect(balance.reserved).toBe(0);
     expect(balance.purchased).toBeGreaterThanOrEqual(0);
