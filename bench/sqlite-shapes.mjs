@@ -7,6 +7,10 @@
 //                                                                      it, and without it
 //   npm run build && taskset -c 0 node bench/sqlite-shapes.mjs holds    `holds` as a rowid table (its primary
 //                                                                      key a second B-tree) against WITHOUT ROWID
+//   npm run build && taskset -c 0 node bench/sqlite-shapes.mjs journal  the journal's and usage events' ids by
+//                                                                      AUTOINCREMENT (a `sqlite_sequence` row
+//                                                                      written by every transaction) or not, one
+//                                                                      request's rows a transaction
 //
 // Prints CPU microseconds per call (settle) or per hold reserved and settled (holds), one column per round.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -126,15 +130,58 @@ function holdsShapes(dir) {
   return results;
 }
 
+function journalShapes(dir) {
+  const results = { AUTOINCREMENT: [], 'INTEGER PRIMARY KEY': [] };
+  for (let r = 0; r < ROUNDS + 1; r++) {
+    for (const name of Object.keys(results)) {
+      const db = new Database(join(dir, `journal-${r}-${name.length}.db`));
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      const id = name === 'AUTOINCREMENT' ? 'INTEGER PRIMARY KEY AUTOINCREMENT' : 'INTEGER PRIMARY KEY';
+      // The columns of src/store/sqlite's ledger_entries and (a part of) usage_events.
+      db.exec(`CREATE TABLE ledger_entries (id ${id}, account_id TEXT NOT NULL, environment TEXT NOT NULL, kind TEXT NOT NULL,
+                 amount INTEGER NOT NULL CHECK (amount > 0), grant_id INTEGER NOT NULL, hold_id TEXT, created_at INTEGER NOT NULL);
+               CREATE TABLE usage_events (id ${id}, account_id TEXT NOT NULL, hold_id TEXT NOT NULL UNIQUE, model TEXT NOT NULL,
+                 credits INTEGER NOT NULL, created_at INTEGER NOT NULL);
+               CREATE INDEX usage_events_by_time ON usage_events (created_at, id);`);
+      const entry = db.prepare(`INSERT INTO ledger_entries (account_id, environment, kind, amount, grant_id, hold_id, created_at) VALUES ('acct', 'live', 'settle', 20, 1, ?, ?)`);
+      const usage = db.prepare(`INSERT INTO usage_events (account_id, hold_id, model, credits, created_at) VALUES ('acct', ?, 'svc-fast', 20, ?)`);
+      const count = 4000;
+      // One request's reserve and settle, each its own transaction: what a gateway at one request in flight writes.
+      const once = () => {
+        const hold = newTimeOrderedId('hold_');
+        db.exec('BEGIN IMMEDIATE');
+        entry.run(hold, Date.now());
+        db.exec('COMMIT');
+        db.exec('BEGIN IMMEDIATE');
+        entry.run(hold, Date.now());
+        usage.run(hold, Date.now());
+        db.exec('COMMIT');
+      };
+      for (let i = 0; i < 2000; i++) once();
+      results[name].push(cpuUs(() => {
+        for (let i = 0; i < count; i++) once();
+      }) / count);
+      db.close();
+    }
+  }
+  return results;
+}
+
 const experiment = process.argv[2];
-if (experiment !== 'settle' && experiment !== 'holds') {
-  console.error('usage: node bench/sqlite-shapes.mjs settle|holds');
+const experiments = {
+  settle: { run: settleShapes, unit: 'a call' },
+  holds: { run: holdsShapes, unit: 'a hold reserved and settled' },
+  journal: { run: journalShapes, unit: "a request's two transactions" },
+};
+if (!(experiment in experiments)) {
+  console.error('usage: node bench/sqlite-shapes.mjs settle|holds|journal');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-shapes-'));
 try {
-  const results = experiment === 'settle' ? await settleShapes(dir) : holdsShapes(dir);
-  console.log(`${experiment}: CPU us ${experiment === 'settle' ? 'a call' : 'a hold reserved and settled'}, per round`);
+  const results = await experiments[experiment].run(dir);
+  console.log(`${experiment}: CPU us ${experiments[experiment].unit}, per round`);
   for (const [name, rounds] of Object.entries(results)) console.log(`  ${name.padEnd(48)} ${rounds.map((v) => v.toFixed(1).padStart(6)).join('')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
