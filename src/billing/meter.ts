@@ -97,7 +97,8 @@ const HARD_BOUND_FACTOR = 16;
 const ledgerSilence = new SilenceWatch();
 
 const unanswered = (waited: number): StoreError => new StoreError('unavailable', `the ledger did not answer within ${Math.round(waited)} ms`);
-const provesPresence = (e: unknown): boolean => !(e instanceof StoreError && e.code === 'unavailable');
+/** Any answer but "unreachable" shows the database is there, a transaction it ended for contention included. */
+const provesPresence = (e: unknown): boolean => !(e instanceof StoreError && e.code === 'unavailable' && !e.contention);
 
 export class Meter {
   private constructor(

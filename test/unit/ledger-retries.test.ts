@@ -42,6 +42,21 @@ describe('withLedgerRetries', () => {
     }
   });
 
+  it('other calls the database ends for contention (a lock timeout) show it is there, as answers do', async () => {
+    let running = true;
+    const contended = (): Promise<never> =>
+      after(100, null).then(() => Promise.reject(new StoreError('unavailable', 'PostgreSQL ended the transaction: lock timeout', true)));
+    const others = (async () => {
+      while (running) await withLedgerRetries(contended, DELAYS).catch(() => undefined);
+    })();
+    try {
+      await expect(withLedgerRetries(() => after(BUDGET_MS * 2.5, 'mine'), DELAYS)).resolves.toBe('mine');
+    } finally {
+      running = false;
+      await others;
+    }
+  });
+
   it('but never past sixteen times the budget, whatever the others do', async () => {
     let running = true;
     const others = (async () => {
