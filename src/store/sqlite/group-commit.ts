@@ -44,7 +44,6 @@ interface Queued {
   reject: (error: unknown) => void;
 }
 
-
 interface Ran {
   queued: Queued;
   result: unknown;
