@@ -23,15 +23,27 @@ export function endUntilLedgerAnswers(
   // A `catch` on the ending, not an async function around an await: this is on every request's path.
   return end().catch((e: unknown) => {
     if (!(e instanceof StoreError && e.code === 'unavailable')) throw e;
-    deps.registry.track(retryInBackground(deps, meter, requestId, end));
+    deps.registry.track(retryInBackground(deps, meter, requestId, end, e));
     return null;
   });
 }
 
-async function retryInBackground(deps: HoldEndingDeps, meter: Meter, requestId: string, end: () => Promise<MeterOutcome>): Promise<void> {
+/** What kept the ledger from answering, as the log says it: an outage, or a database that ended the transaction. */
+function absence(e: StoreError): string {
+  return e.contention ? 'ledger busy (a transaction ended for contention)' : 'ledger unreachable';
+}
+
+async function retryInBackground(
+  deps: HoldEndingDeps,
+  meter: Meter,
+  requestId: string,
+  end: () => Promise<MeterOutcome>,
+  first: StoreError,
+): Promise<void> {
   const holdId = meter.holdId;
-  deps.logger.warn('ledger unreachable at the end of a completion; retrying in the background', { requestId, holdId });
+  deps.logger.warn(`${absence(first)} at the end of a completion; retrying in the background`, { requestId, holdId });
   const giveUpAt = performance.now() + (deps.holdLeaseMs * 2) / 3;
+  let last = first;
   // Short waits: the hold's lease keeps running while the database is away, so the ending must land soon
   // after it is back.
   for (let delay = 500; performance.now() < giveUpAt; delay = Math.min(delay * 2, 5_000)) {
@@ -46,7 +58,8 @@ async function retryInBackground(deps: HoldEndingDeps, meter: Meter, requestId: 
         deps.logger.error('hold could not be ended', { requestId, holdId, error: String(e) });
         return;
       }
+      last = e;
     }
   }
-  deps.logger.error('ledger unreachable for the whole lease: the reaper will void the hold', { requestId, holdId });
+  deps.logger.error(`${absence(last)} for the whole lease: the reaper will void the hold`, { requestId, holdId });
 }

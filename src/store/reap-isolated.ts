@@ -36,13 +36,19 @@ export class ReapIncomplete extends Error {
     readonly expiryError: string | null,
     /** Why the pass as one transaction failed (null when it was not tried: an earlier pass had failures). */
     readonly batchError: string | null,
+    /**
+     * The database stopped answering in the middle of the pass, after `voided` holds: the pass ended there
+     * and the next one goes on. Only when some were voided, so that the count reaches the metric.
+     */
+    readonly interrupted: string | null = null,
   ) {
     super(
       (batchError === null
         ? `the reaper's pass, hold by hold since an earlier one left holds it could not void, voided ${voided} holds`
         : `the reaper's pass failed as one transaction (${batchError}); hold by hold it voided ${voided} holds`) +
         (failedHolds.length > 0 ? `, could not void ${failedHolds.length} (first: ${failedHolds.slice(0, 3).map((f) => `${f.holdId}: ${f.error}`).join('; ')})` : '') +
-        (expiryError !== null ? `, and writing off expired grants failed: ${expiryError}` : ''),
+        (expiryError !== null ? `, and writing off expired grants failed: ${expiryError}` : '') +
+        (interrupted !== null ? `; then the database stopped answering (${interrupted}) and the pass ended there` : ''),
     );
   }
 }
@@ -57,13 +63,16 @@ export function reapIncompleteLine(e: ReapIncomplete): { level: 'warn' | 'error'
     level: failed ? 'error' : 'warn',
     msg: failed
       ? 'the hold reaper could not do all of its pass (the rest was done): a CHECK or constraint failure means inconsistent books, which `svc-gateway ledger verify` names; a lock or statement timeout, a row held too long'
-      : "the hold reaper's pass failed as one transaction and was done piece by piece",
+      : e.interrupted !== null
+        ? "the hold reaper's pass, done piece by piece, ended when the database stopped answering; the next pass goes on"
+        : "the hold reaper's pass failed as one transaction and was done piece by piece",
     fields: {
       voided: e.voided,
       failedHoldCount: e.failedHolds.length,
       failedHolds: e.failedHolds.slice(0, NAMED_FAILURES),
       expiryError: e.expiryError,
       batchError: e.batchError,
+      interrupted: e.interrupted,
     },
   };
 }
@@ -98,7 +107,11 @@ export class IsolatedReaper {
         try {
           if (await steps.voidIfDue(holdId)) voided += 1;
         } catch (error) {
-          if (transient(error)) throw error;
+          if (transient(error)) {
+            // The holds voided so far stay voided: they are counted, not lost with the pass.
+            if (voided > 0) throw new ReapIncomplete(voided, failedHolds, null, batchError, String(error));
+            throw error;
+          }
           failedHolds.push({ holdId, error: String(error) });
         }
       }

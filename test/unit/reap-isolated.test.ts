@@ -58,6 +58,30 @@ describe('the reaper with its failures isolated', () => {
     expect(reapIncompleteLine(e as ReapIncomplete).level).toBe('warn');
   });
 
+  it('counts the holds voided before the database stopped answering in the middle of a pass', async () => {
+    const due = ['a', 'b', 'c'];
+    const away = new StoreError('unavailable', 'database unreachable');
+    const pieces = steps(due, new Set(), { batchFails: new Error('statement timeout') });
+    const voidOne = pieces.voidIfDue;
+    pieces.voidIfDue = async (id: string) => {
+      if (id === 'c') throw away;
+      return voidOne(id);
+    };
+    const e = await new IsolatedReaper().reap(pieces).catch((error: unknown) => error);
+    expect(e).toBeInstanceOf(ReapIncomplete);
+    expect(e).toMatchObject({ voided: 2, failedHolds: [], interrupted: 'StoreError: database unreachable' });
+    expect(due).toEqual(['c']);
+    const line = reapIncompleteLine(e as ReapIncomplete);
+    expect(line.level).toBe('warn');
+    expect(line.fields).toMatchObject({ voided: 2, interrupted: 'StoreError: database unreachable' });
+    // Nothing voided before it went away: the database's own error, as before.
+    const first = steps(['c'], new Set(), { batchFails: new Error('statement timeout') });
+    first.voidIfDue = async () => {
+      throw away;
+    };
+    await expect(new IsolatedReaper().reap(first)).rejects.toBe(away);
+  });
+
   it("counts a hold the database refused for contention (a lock timeout) as that hold's failure, not the database away", async () => {
     const due = ['a', 'b'];
     const s = steps(due, new Set());

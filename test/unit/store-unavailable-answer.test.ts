@@ -20,10 +20,13 @@ describe('a store that cannot answer now', () => {
     const answer = asGatewayError(new StoreError('unavailable', 'PostgreSQL is unreachable: ECONNREFUSED'), outage, 'req_1');
     expect(answer).toMatchObject({ status: 503, code: 'store_unavailable', headers: { 'retry-after': '1' } });
     expect(outage.lines).toEqual([['warn', 'store unavailable']]);
+    expect(answer.message).toBe('The credit ledger is unreachable right now. Retry shortly.');
 
     const contention = recordingLogger();
     const ended = asGatewayError(new StoreError('unavailable', 'PostgreSQL ended the transaction: deadlock detected', true), contention, 'req_2');
     expect(ended).toMatchObject({ status: 503, code: 'store_unavailable' });
     expect(contention.lines).toEqual([['error', 'store ended a transaction for contention']]);
+    // The database is there: the answer must not send an operator looking for an outage.
+    expect(ended.message).toBe('The credit ledger was too busy to finish this request (contention). Retry shortly.');
   });
 });

@@ -51,9 +51,11 @@ export function asGatewayError(err: unknown, logger: Logger | undefined, request
     // Contention the lock order should prevent (a deadlock) is worth an operator's look; an outage is not news.
     if (err.contention) logger?.error('store ended a transaction for contention', { requestId, error: err.message });
     else logger?.warn('store unavailable', { requestId, error: err.message });
-    return new GatewayError(503, 'server_error', 'store_unavailable', 'The credit ledger is unreachable right now. Retry shortly.', null, {
-      'retry-after': '1',
-    });
+    // The client's retry is the same either way; the words say which, for whoever reads the answer.
+    const message = err.contention
+      ? 'The credit ledger was too busy to finish this request (contention). Retry shortly.'
+      : 'The credit ledger is unreachable right now. Retry shortly.';
+    return new GatewayError(503, 'server_error', 'store_unavailable', message, null, { 'retry-after': '1' });
   }
   if (err instanceof HTTPException && err.status < 500) {
     return new GatewayError(err.status, 'invalid_request_error', 'invalid_request', err.message || 'Invalid request.');
