@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { endUntilLedgerAnswers } from '../../src/billing/hold-ending.js';
 import type { Meter, MeterOutcome } from '../../src/billing/meter.js';
-import type { Logger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/store/errors.js';
-
-function recordingLogger(): Logger & { lines: [string, string][] } {
-  const lines: [string, string][] = [];
-  return {
-    lines,
-    debug: (msg) => void lines.push(['debug', msg]),
-    info: (msg) => void lines.push(['info', msg]),
-    warn: (msg) => void lines.push(['warn', msg]),
-    error: (msg) => void lines.push(['error', msg]),
-  };
-}
+import { recordingLogger } from '../helpers/recording-logger.js';
 
 /** The two things the background retry asks of a meter. */
 const meter = { holdId: 'hold_1', renew: () => Promise.resolve(true) } as unknown as Meter;

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/core/logger.js';
 import { asGatewayError } from '../../src/http/middleware/errors.js';
 import { StoreError } from '../../src/store/errors.js';
-
-function recordingLogger(): Logger & { lines: [string, string][] } {
-  const lines: [string, string][] = [];
-  return {
-    lines,
-    debug: (msg) => void lines.push(['debug', msg]),
-    info: (msg) => void lines.push(['info', msg]),
-    warn: (msg) => void lines.push(['warn', msg]),
-    error: (msg) => void lines.push(['error', msg]),
-  };
-}
+import { recordingLogger } from '../helpers/recording-logger.js';
 
 describe('a store that cannot answer now', () => {
   it('is a 503 to retry; an outage is a warning, a transaction ended for contention an error', () => {
