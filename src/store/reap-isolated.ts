@@ -53,6 +53,9 @@ export class ReapIncomplete extends Error {
   }
 }
 
+const WHY_STUCK =
+  'a CHECK or constraint failure means inconsistent books, which `svc-gateway ledger verify` names; a lock or statement timeout, a row held too long';
+
 /** At most this many failed holds are named in a log line: the rest are counted. */
 const NAMED_FAILURES = 10;
 
@@ -60,9 +63,11 @@ const NAMED_FAILURES = 10;
 export function reapIncompleteLine(e: ReapIncomplete): { level: 'warn' | 'error'; msg: string; fields: Record<string, unknown> } {
   const failed = e.failedHolds.length > 0 || e.expiryError !== null;
   return {
-    level: failed ? 'error' : 'warn',
+    // An outage in the middle of a pass is logged as loudly as one that fails a pass before it starts (the
+    // Node server's "hold reaper failed").
+    level: failed || e.interrupted !== null ? 'error' : 'warn',
     msg: failed
-      ? 'the hold reaper could not do all of its pass (the rest was done): a CHECK or constraint failure means inconsistent books, which `svc-gateway ledger verify` names; a lock or statement timeout, a row held too long'
+      ? `the hold reaper could not do all of its pass (${e.interrupted !== null ? 'then the database stopped answering and the next pass goes on' : 'the rest was done'}): ${WHY_STUCK}`
       : e.interrupted !== null
         ? "the hold reaper's pass, done piece by piece, ended when the database stopped answering; the next pass goes on"
         : "the hold reaper's pass failed as one transaction and was done piece by piece",
@@ -99,19 +104,31 @@ export class IsolatedReaper {
     }
     let voided = 0;
     const failedHolds: { holdId: string; error: string }[] = [];
+    /**
+     * The database went away in the middle of the pass: it ends there and the next one goes on. What it did
+     * stays done, so it is reported (voided holds counted, stuck ones named and remembered) rather than lost
+     * with the pass; with nothing to report, the database's own error, as for a pass that never started.
+     */
+    const cut = (error: unknown): unknown => {
+      if (failedHolds.length > 0) this.stuck = true;
+      if (voided === 0 && failedHolds.length === 0) return error;
+      return new ReapIncomplete(voided, failedHolds, null, batchError, String(error));
+    };
     // Listed again past the holds that failed, so that a page of them does not hide the due holds behind it;
     // a listing whose holds all went through ends the pass, as the one transaction's limit would.
     for (;;) {
       const failedBefore = failedHolds.length;
-      for (const holdId of await steps.dueHoldIds(failedHolds.map((f) => f.holdId))) {
+      let due: string[];
+      try {
+        due = await steps.dueHoldIds(failedHolds.map((f) => f.holdId));
+      } catch (error) {
+        throw transient(error) ? cut(error) : error;
+      }
+      for (const holdId of due) {
         try {
           if (await steps.voidIfDue(holdId)) voided += 1;
         } catch (error) {
-          if (transient(error)) {
-            // The holds voided so far stay voided: they are counted, not lost with the pass.
-            if (voided > 0) throw new ReapIncomplete(voided, failedHolds, null, batchError, String(error));
-            throw error;
-          }
+          if (transient(error)) throw cut(error);
           failedHolds.push({ holdId, error: String(error) });
         }
       }
@@ -121,7 +138,7 @@ export class IsolatedReaper {
     try {
       await steps.expireGrants();
     } catch (error) {
-      if (transient(error)) throw error;
+      if (transient(error)) throw cut(error);
       expiryError = String(error);
     }
     this.stuck = failedHolds.length > 0;

@@ -58,28 +58,68 @@ describe('the reaper with its failures isolated', () => {
     expect(reapIncompleteLine(e as ReapIncomplete).level).toBe('warn');
   });
 
-  it('counts the holds voided before the database stopped answering in the middle of a pass', async () => {
-    const due = ['a', 'b', 'c'];
+  describe('when the database stops answering in the middle of a pass done hold by hold', () => {
     const away = new StoreError('unavailable', 'database unreachable');
-    const pieces = steps(due, new Set(), { batchFails: new Error('statement timeout') });
-    const voidOne = pieces.voidIfDue;
-    pieces.voidIfDue = async (id: string) => {
-      if (id === 'c') throw away;
-      return voidOne(id);
-    };
-    const e = await new IsolatedReaper().reap(pieces).catch((error: unknown) => error);
-    expect(e).toBeInstanceOf(ReapIncomplete);
-    expect(e).toMatchObject({ voided: 2, failedHolds: [], interrupted: 'StoreError: database unreachable' });
-    expect(due).toEqual(['c']);
-    const line = reapIncompleteLine(e as ReapIncomplete);
-    expect(line.level).toBe('warn');
-    expect(line.fields).toMatchObject({ voided: 2, interrupted: 'StoreError: database unreachable' });
-    // Nothing voided before it went away: the database's own error, as before.
-    const first = steps(['c'], new Set(), { batchFails: new Error('statement timeout') });
-    first.voidIfDue = async () => {
-      throw away;
-    };
-    await expect(new IsolatedReaper().reap(first)).rejects.toBe(away);
+    const interrupted = 'StoreError: database unreachable';
+    /** Steps over `due` whose one transaction fails, and whose `where` step fails with `away` once reached. */
+    function cutAt(due: string[], stuck: Set<string>, where: 'void c' | 'second listing' | 'write-offs'): ReturnType<typeof steps> {
+      const pieces = steps(due, stuck, { batchFails: new Error('statement timeout') });
+      const { voidIfDue, dueHoldIds } = pieces;
+      let listings = 0;
+      pieces.voidIfDue = async (id: string) => {
+        if (where === 'void c' && id === 'c') throw away;
+        return voidIfDue(id);
+      };
+      pieces.dueHoldIds = async (skip: readonly string[]) => {
+        listings += 1;
+        if (where === 'second listing' && listings === 2) throw away;
+        return dueHoldIds(skip);
+      };
+      pieces.expireGrants = async () => {
+        if (where === 'write-offs') throw away;
+      };
+      return pieces;
+    }
+
+    for (const where of ['void c', 'second listing', 'write-offs'] as const) {
+      it(`counts the holds voided before it (${where})`, async () => {
+        // A stuck hold makes the pass list its holds a second time.
+        const due = ['a', 'b', 'c'];
+        const e = await new IsolatedReaper().reap(cutAt(due, where === 'second listing' ? new Set(['a']) : new Set(), where)).catch((error: unknown) => error);
+        expect(e).toBeInstanceOf(ReapIncomplete);
+        const voided = where === 'void c' ? 2 : where === 'second listing' ? 2 : 3;
+        expect(e).toMatchObject({ voided, expiryError: null, batchError: 'Error: statement timeout', interrupted });
+        expect((e as Error).message).toContain(`then the database stopped answering (${interrupted}) and the pass ended there`);
+      });
+    }
+
+    it('logs it as loudly as a pass that fails before it starts, and says the next pass goes on', async () => {
+      const e = (await new IsolatedReaper().reap(cutAt(['a', 'b', 'c'], new Set(), 'void c')).catch((error: unknown) => error)) as ReapIncomplete;
+      const line = reapIncompleteLine(e);
+      expect(line.level).toBe('error');
+      expect(line.msg).toBe("the hold reaper's pass, done piece by piece, ended when the database stopped answering; the next pass goes on");
+      expect(line.fields).toMatchObject({ voided: 2, failedHoldCount: 0, interrupted });
+    });
+
+    it('names the holds it could not void before it, and remembers them: the next pass goes hold by hold', async () => {
+      const due = ['a', 'b', 'c'];
+      const stuck = new Set(['a']);
+      const reaper = new IsolatedReaper();
+      const e = (await reaper.reap(cutAt(due, stuck, 'second listing')).catch((error: unknown) => error)) as ReapIncomplete;
+      expect(e).toMatchObject({ voided: 2, failedHolds: [{ holdId: 'a' }], interrupted });
+      const line = reapIncompleteLine(e);
+      expect(line.level).toBe('error');
+      expect(line.msg.startsWith('the hold reaper could not do all of its pass (then the database stopped answering and the next pass goes on)')).toBe(true);
+      const next = steps(due, stuck);
+      await expect(reaper.reap(next)).rejects.toMatchObject({ failedHolds: [{ holdId: 'a' }], batchError: null, interrupted: null });
+      expect(next.batches).toBe(0);
+    });
+
+    it('passes its own error on when the pass had done nothing yet', async () => {
+      const due = ['c'];
+      await expect(new IsolatedReaper().reap(cutAt(due, new Set(), 'void c'))).rejects.toBe(away);
+      expect(due).toEqual(['c']);
+    });
   });
 
   it("counts a hold the database refused for contention (a lock timeout) as that hold's failure, not the database away", async () => {
