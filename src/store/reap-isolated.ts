@@ -37,8 +37,9 @@ export class ReapIncomplete extends Error {
     /** Why the pass as one transaction failed (null when it was not tried: an earlier pass had failures). */
     readonly batchError: string | null,
     /**
-     * The database stopped answering in the middle of the pass, after `voided` holds: the pass ended there
-     * and the next one goes on. Only when some were voided, so that the count reaches the metric.
+     * The database stopped answering in the middle of the pass: it ended there and the next one goes on. Set
+     * only when the pass had something to report by then (holds voided or found stuck), so that it reaches
+     * the metric and the log; otherwise the pass fails with the database's own error.
      */
     readonly interrupted: string | null = null,
   ) {
