@@ -123,8 +123,9 @@ export function loadData(extra = null) {
   const realRows = joinRealSet(readRealLabels(), readRealPrompts());
   const attach = (rows, examples) => (extra === null ? examples : examples.map((e, i) => ({ ...e, vec: extra(rows[i].prompt) })));
   const base = attach(baseRows, featurize(baseRows));
-  const realExamples = attach(realRows, featureRows(realRows).map((r) => r.example));
-  const real = featureRows(realRows).map((r, i) => ({ ...r, example: { ...realExamples[i], real: true, source: 'family:' + r.family } }));
+  const rows = featureRows(realRows);
+  const realExamples = attach(realRows, rows.map((r) => r.example));
+  const real = rows.map((r, i) => ({ ...r, example: { ...realExamples[i], real: true, source: 'family:' + r.family } }));
   return { baseRows, realRows, base, real, featurizeRows: (rows) => attach(rows, featurize(rows)) };
 }
 
