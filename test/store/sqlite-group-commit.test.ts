@@ -128,20 +128,33 @@ describe('sqlite group commit', () => {
     expect(db.inTransaction).toBe(false);
   });
 
-  it('rolls back the writes run so far when one throws after writing, and commits those after it', async () => {
-    const a = group.run(insert('a'));
+  it('rolls back the writes run so far when one throws after writing, then runs them again with those after it', async () => {
+    const runs: string[] = [];
+    const counted = (name: string) => () => {
+      runs.push(name);
+      return insert(name)();
+    };
+    const a = group.run(counted('a'));
     const bad = group.run(() => {
+      runs.push('b');
       insert('b')();
       throw new Error('refused after writing');
     });
-    const c = group.run(insert('c'));
+    const c = group.run(counted('c'));
+    const d = group.run(() => {
+      runs.push('d');
+      insert('d')();
+      throw new Error('refused after writing too');
+    });
+    const e = group.run(counted('e'));
     pending.shift()!();
     await expect(bad).rejects.toThrow('refused after writing');
-    // The write before it is gone with it; its caller hears `unavailable`, which ledger calls retry.
-    await expect(a).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable' });
-    // The write after it ran in a transaction of its own.
-    expect(await c).toBe('c');
-    expect(names(path)).toEqual(['c']);
+    await expect(d).rejects.toThrow('refused after writing too');
+    // The writes before each of them were rolled back with it and ran again: their callers hear only that
+    // they committed, not the other write's bug.
+    expect(await Promise.all([a, c, e])).toEqual(['a', 'c', 'e']);
+    expect(runs).toEqual(['a', 'b', 'a', 'c', 'd', 'a', 'c', 'e']);
+    expect(names(path)).toEqual(['a', 'c', 'e']);
     expect(db.inTransaction).toBe(false);
   });
 
@@ -166,8 +179,12 @@ describe('sqlite group commit', () => {
         throw new Error('refused after an UPDATE ... RETURNING');
       });
       await expect(returning).rejects.toThrow('refused after an UPDATE');
-      await expect(lost).rejects.toMatchObject({ code: 'unavailable' });
-      expect(conn.all<{ id: number; v: number }>('SELECT id, v FROM n ORDER BY id')).toEqual([{ id: 1, v: 1 }]);
+      // The insert before it was rolled back with it, and ran again: the UPDATE is undone, the insert kept.
+      expect(await lost).toBe(1);
+      expect(conn.all<{ id: number; v: number }>('SELECT id, v FROM n ORDER BY id')).toEqual([
+        { id: 1, v: 1 },
+        { id: 2, v: 2 },
+      ]);
     } finally {
       conn.close();
     }
@@ -323,7 +340,8 @@ describe('sqlite group commit', () => {
       expect(first?.runs).toBe(1);
       expect(total()).toBe(6);
 
-      // A write that threw after leaving work: the work goes with the writes rolled back.
+      // A write that threw after leaving work: the work goes with the writes rolled back, and theirs is
+      // left again when they run again.
       const kept = conn.write(add(10));
       const bad = conn.write(() => {
         add(100)();
@@ -331,13 +349,15 @@ describe('sqlite group commit', () => {
       });
       const after = conn.write(add(1000));
       await expect(bad).rejects.toThrow('refused after leaving work');
-      await expect(kept).rejects.toMatchObject({ code: 'unavailable' });
-      await after;
-      expect(total()).toBe(1006);
+      const [keptWork, afterWork] = await Promise.all([kept, after]);
+      expect(keptWork).toBe(afterWork);
+      expect(keptWork?.n).toBe(1010);
+      expect(keptWork?.runs).toBe(1);
+      expect(total()).toBe(1016);
 
       // A transaction of its own runs its work too.
       conn.immediate(add(5));
-      expect(total()).toBe(1011);
+      expect(total()).toBe(1021);
     } finally {
       conn.close();
     }
@@ -357,17 +377,18 @@ describe('sqlite group commit', () => {
       const first = conn.write(insert('a')).then(() => [...heard]);
       expect(await first).toEqual(['a']);
 
-      // Rolled back with its group (a later write threw after writing): nothing heard of it.
+      // Rolled back with its group (a later write threw after writing), then run again: heard once, for the
+      // COMMIT that holds it; the write that threw, never.
       const rolledBack = conn.write(insert('b'));
       const bad = conn.write(() => {
         conn.run(`INSERT INTO t (v) VALUES ('c')`);
+        conn.afterCommit(() => heard.push('c'));
         throw new Error('refused after writing');
       });
       const after = conn.write(insert('d'));
-      await expect(rolledBack).rejects.toMatchObject({ code: 'unavailable' });
       await expect(bad).rejects.toThrow('refused after writing');
-      await after;
-      expect(heard).toEqual(['a', 'd']);
+      await Promise.all([rolledBack, after]);
+      expect(heard).toEqual(['a', 'b', 'd']);
 
       // A COMMIT-time refusal runs the writes again one by one: only those that commit are heard.
       const again = conn.write(insert('e'));
@@ -377,7 +398,7 @@ describe('sqlite group commit', () => {
       });
       await again;
       await expect(duplicate).rejects.toThrow(/UNIQUE/);
-      expect(heard).toEqual(['a', 'd', 'e']);
+      expect(heard).toEqual(['a', 'b', 'd', 'e']);
 
       // A transaction of its own: heard after its COMMIT; not at all if it throws.
       conn.immediate(insert('f'));
@@ -387,23 +408,23 @@ describe('sqlite group commit', () => {
           throw new Error('refused');
         }),
       ).toThrow('refused');
-      expect(heard).toEqual(['a', 'd', 'e', 'f']);
+      expect(heard).toEqual(['a', 'b', 'd', 'e', 'f']);
 
       // A write that asks and then throws before writing a row: asking counts as a change, so the group
-      // rolls back with it rather than committing the others and telling it of a COMMIT it has no part in.
+      // rolls back with it (and the others run again) rather than telling it of a COMMIT it has no part in.
       const before = conn.write(insert('h'));
       const asksThenThrows = conn.write(() => {
         conn.afterCommit(() => heard.push('asked'));
         throw new Error('refused before writing');
       });
       await expect(asksThenThrows).rejects.toThrow('refused before writing');
-      await expect(before).rejects.toMatchObject({ code: 'unavailable' });
-      expect(heard).toEqual(['a', 'd', 'e', 'f']);
+      await before;
+      expect(heard).toEqual(['a', 'b', 'd', 'e', 'f', 'h']);
 
       // Outside a write's transaction (a group of reads alone) there is no COMMIT to wait for.
       await expect(conn.batched(() => conn.afterCommit(() => heard.push('read')))).rejects.toThrow(/outside a write transaction/);
       await conn.write(insert('i'));
-      expect(heard).toEqual(['a', 'd', 'e', 'f', 'i']);
+      expect(heard).toEqual(['a', 'b', 'd', 'e', 'f', 'h', 'i']);
     } finally {
       conn.close();
     }

@@ -254,16 +254,19 @@ describe('sqlite store specifics', () => {
       const conn = new SqliteConnection(openSqliteDatabase(path));
       try {
         const ledger = new SqliteLedgerStore(conn, clock);
-        // The reserve shares its group with a write that throws after writing: the group is rolled back.
+        // The reserve shares its group with a write whose row breaks a foreign key checked only at COMMIT: the
+        // COMMIT fails, and the whole group is rolled back.
         const [reserved, broken] = await Promise.allSettled([
           ledger.reserve({ holdId: 'hold_shared', keyId: owner.keyId, amount: 50, leaseMs: HOUR }),
           conn.write(() => {
-            conn.run(`INSERT INTO accounts (id, name, created_at) VALUES ('acct_broken', NULL, 0)`);
-            throw new Error('refused after writing');
+            conn.run('PRAGMA defer_foreign_keys = ON');
+            conn.run(`INSERT INTO api_keys (id, account_id, environment, name, salt, secret_hash, redacted, created_at)
+                      VALUES ('key_dangling', 'acct_missing', 'live', NULL, 's', 'h', 'r', 0)`);
           }),
         ]);
-        expect(reserved).toMatchObject({ status: 'rejected', reason: { code: 'unavailable' } });
+        expect(reserved).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/FOREIGN KEY/i) } });
         expect(broken.status).toBe('rejected');
+        expect(await store.ledger.countPendingHolds()).toBe(0);
         expect(ledger.reservedHere.size).toBe(0);
         // Another process then makes the hold under the same id (an Idempotency-Key's), for less.
         expect(await store.ledger.reserve({ holdId: 'hold_shared', keyId: owner.keyId, amount: 30, leaseMs: HOUR })).toMatchObject({ ok: true, amount: 30 });

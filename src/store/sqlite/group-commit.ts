@@ -27,14 +27,13 @@
  * nothing, and the group goes on without it. The connection counts the rows its statements change
  * (`changes`): if a write throws after changing some (a bug caught by a CHECK, a foreign key), there is
  * nothing smaller than the group to undo, so the writes run so far roll back with it: the write that threw
- * gets its error, the earlier ones `unavailable`, which their callers retry (every ledger call is idempotent),
- * and the writes still queued run in a new transaction. Nothing half-written is ever committed and nobody
- * acts on a rolled-back write. Rows a write leaves for the group's end (SqliteConnection.atCommit: journal rows,
- * usage events, counters) are written just before the COMMIT; if one is refused there, the group's writes
- * are run again one transaction each, and only the write that left it fails.
+ * gets its error, and the earlier ones run again, before those still queued, in a new transaction. Nothing
+ * half-written is ever committed and nobody acts on a rolled-back write. Rows a write leaves for the group's
+ * end (SqliteConnection.atCommit: journal rows, usage events, counters) are written just before the COMMIT;
+ * if one is refused there, the group's writes are run again one transaction each, and only the write that
+ * left it fails.
  */
 import type Database from 'libsql';
-import { StoreError } from '../errors.js';
 
 type Db = Database.Database;
 
@@ -122,7 +121,9 @@ export class GroupCommit {
       for (const q of queue) q.reject(error);
       return;
     }
-    for (const queued of queue) {
+    let work = queue;
+    for (let i = 0; i < work.length; i++) {
+      const queued = work[i] as Queued;
       const before = this.hooks.changes();
       try {
         ran.push({ queued, result: queued.fn() });
@@ -130,17 +131,20 @@ export class GroupCommit {
         queued.reject(error);
         // Some errors (SQLITE_FULL, SQLITE_IOERR) make SQLite roll the whole transaction back itself; a write
         // that changed rows before it threw cannot be undone alone. Either way the writes run so far are gone
-        // or must go, and their callers must hear it; the rest run in a transaction of their own.
+        // or must go. They are innocent and nothing of them remains, so they run again, first, in a new
+        // transaction with the rest: against the same books as before, they write what they wrote. (Failing
+        // them instead, for their callers to retry, answered a bug in one write with "ledger unavailable"
+        // in others.) Each pass here drops the write that threw, so it ends.
         if (this.db.inTransaction && this.hooks.changes() === before) continue;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.hooks.rolledBack();
-        const abandoned = new StoreError('unavailable', `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`);
-        for (const r of ran) r.queued.reject(abandoned);
+        work = [...ran.map((r) => r.queued), ...work.slice(i + 1)];
+        i = -1;
         ran = [];
         try {
           this.db.exec('BEGIN IMMEDIATE');
         } catch (beginError) {
-          for (const q of queue.slice(queue.indexOf(queued) + 1)) q.reject(beginError);
+          for (const q of work) q.reject(beginError);
           return;
         }
       }
