@@ -11,6 +11,9 @@
 //                                                                      AUTOINCREMENT (a `sqlite_sequence` row
 //                                                                      written by every transaction) or not, one
 //                                                                      request's rows a transaction
+//   npm run build && taskset -c 0 node bench/sqlite-shapes.mjs commit   a transaction that writes 0, 1, 2, 5,
+//                                                                      10 or 20 pages (one row of as many
+//                                                                      tables): what a page costs a COMMIT
 //
 // Prints CPU microseconds per call (settle) or per hold reserved and settled (holds), one column per round.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -168,14 +171,47 @@ function journalShapes(dir) {
   return results;
 }
 
+function commitShapes(dir) {
+  const counts = [0, 1, 2, 5, 10, 20];
+  const results = Object.fromEntries(counts.map((k) => [`${k} pages`, []]));
+  const db = new Database(join(dir, 'commit.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  // The product's setting (its checkpointer's worker copies the WAL every 100 ms); here a PASSIVE checkpoint
+  // every 200 transactions, on this thread, keeps the WAL as short.
+  db.pragma('wal_autocheckpoint = 10000');
+  const tables = Math.max(...counts);
+  for (let t = 0; t < tables; t++) db.exec(`CREATE TABLE t${t} (id INTEGER PRIMARY KEY, v INTEGER NOT NULL); INSERT INTO t${t} VALUES (1, 0);`);
+  const updates = Array.from({ length: tables }, (_, t) => db.prepare(`UPDATE t${t} SET v = v + 1 WHERE id = 1`));
+  let done = 0;
+  const transaction = (pages) => {
+    db.exec('BEGIN IMMEDIATE');
+    for (let i = 0; i < pages; i++) updates[i].run();
+    db.exec('COMMIT');
+    if (++done % 200 === 0) db.pragma('wal_checkpoint(PASSIVE)');
+  };
+  const count = 3000;
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const k of counts) {
+      for (let i = 0; i < 300; i++) transaction(k);
+      results[`${k} pages`].push(cpuUs(() => {
+        for (let i = 0; i < count; i++) transaction(k);
+      }) / count);
+    }
+  }
+  db.close();
+  return results;
+}
+
 const experiment = process.argv[2];
 const experiments = {
   settle: { run: settleShapes, unit: 'a call' },
   holds: { run: holdsShapes, unit: 'a hold reserved and settled' },
   journal: { run: journalShapes, unit: "a request's two transactions" },
+  commit: { run: commitShapes, unit: 'a transaction (its UPDATEs included)' },
 };
 if (!(experiment in experiments)) {
-  console.error('usage: node bench/sqlite-shapes.mjs settle|holds|journal');
+  console.error('usage: node bench/sqlite-shapes.mjs settle|holds|journal|commit');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-shapes-'));
