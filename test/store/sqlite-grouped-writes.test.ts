@@ -225,7 +225,8 @@ describe('sqlite ledger: writes that share a transaction', () => {
       ]);
       expect(bad.status).toBe('rejected');
       expect(reaped.status).toBe('rejected');
-      // The reserve was rolled back with the reap's refused sums and ran again without them: held once.
+      // The reserve, rolled back with the reap's refused sums, ran again, and once more alone when the broken
+      // write's sum was refused at the COMMIT: held once.
       expect(reserved).toMatchObject({ status: 'fulfilled', value: { ok: true } });
       expect(conn.all<{ remaining: number }>('SELECT remaining FROM credit_grants ORDER BY id')).toEqual([{ remaining: 90 }, { remaining: 100 }]);
       expect(await ledger.countPendingHolds()).toBe(1);

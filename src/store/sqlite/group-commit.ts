@@ -27,13 +27,16 @@
  * nothing, and the group goes on without it. The connection counts the rows its statements change
  * (`changes`): if a write throws after changing some (a bug caught by a CHECK, a foreign key), there is
  * nothing smaller than the group to undo, so the writes run so far roll back with it: the write that threw
- * gets its error, and the earlier ones run again, before those still queued, in a new transaction. Nothing
- * half-written is ever committed and nobody acts on a rolled-back write. Rows a write leaves for the group's
+ * gets its error, and the earlier ones run again, before those still queued, in a new transaction (unless
+ * SQLite rolled back itself, on a full or failing disk, or the group has spent its reruns: then they hear
+ * `unavailable`, which their callers retry). Nothing half-written is ever committed and nobody acts on a
+ * rolled-back write. Rows a write leaves for the group's
  * end (SqliteConnection.atCommit: journal rows, usage events, counters) are written just before the COMMIT;
  * if one is refused there, the group's writes are run again one transaction each, and only the write that
  * left it fails.
  */
 import type Database from 'libsql';
+import { StoreError } from '../errors.js';
 
 type Db = Database.Database;
 
@@ -122,6 +125,8 @@ export class GroupCommit {
       return;
     }
     let work = queue;
+    /** Reruns this group may still spend: at most as many as its writes, so it costs at most twice them. */
+    let budget = queue.length;
     for (let i = 0; i < work.length; i++) {
       const queued = work[i] as Queued;
       const before = this.hooks.changes();
@@ -129,16 +134,30 @@ export class GroupCommit {
         ran.push({ queued, result: queued.fn() });
       } catch (error) {
         queued.reject(error);
-        // Some errors (SQLITE_FULL, SQLITE_IOERR) make SQLite roll the whole transaction back itself; a write
-        // that changed rows before it threw cannot be undone alone. Either way the writes run so far are gone
-        // or must go. They are innocent and nothing of them remains, so they run again, first, in a new
-        // transaction with the rest: against the same books as before, they write what they wrote. (Failing
-        // them instead, for their callers to retry, answered a bug in one write with "ledger unavailable"
-        // in others.) Each pass here drops the write that threw, so it ends.
         if (this.db.inTransaction && this.hooks.changes() === before) continue;
+        // A write that changed rows before it threw cannot be undone alone: the writes run so far go with it.
+        // They are innocent and nothing of them remains, so they run again, first, in a new transaction with
+        // the rest: against the same books as before, they write what they wrote. (Failing them, for their
+        // callers to retry, answered a bug in one write with "ledger unavailable" in the others.) Not when
+        // SQLite rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR): run again, they would meet the
+        // same disk, one by one; nor past the budget, which a group of many failing writes would otherwise
+        // spend quadratically with the event loop blocked. Those hear `unavailable`, which the meter retries.
+        const sqliteRolledBack = !this.db.inTransaction;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.hooks.rolledBack();
-        work = [...ran.map((r) => r.queued), ...work.slice(i + 1)];
+        let again = ran.map((r) => r.queued);
+        if (sqliteRolledBack || again.length > budget) {
+          const abandoned = new StoreError(
+            'unavailable',
+            sqliteRolledBack
+              ? `SQLite rolled the group's transaction back: ${String(error)}`
+              : `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`,
+          );
+          for (const q of again) q.reject(abandoned);
+          again = [];
+        }
+        budget -= again.length;
+        work = [...again, ...work.slice(i + 1)];
         i = -1;
         ran = [];
         try {
