@@ -27,6 +27,18 @@ afterEach(async () => {
 });
 
 describe('a ledger write run again after its group was rolled back', () => {
+  type Setup = Awaited<ReturnType<typeof ledgerWithThrower>>;
+  /** Runs a case on a fresh ledger, then checks its books add up (`audit`) and closes it. */
+  async function onLedger(body: (setup: Setup) => Promise<void>): Promise<void> {
+    const setup = await ledgerWithThrower();
+    try {
+      await body(setup);
+      expect((await setup.ledger.audit()).findings).toEqual([]);
+    } finally {
+      setup.conn.close();
+    }
+  }
+
   async function ledgerWithThrower() {
     const clock = new ManualClock(T0);
     const conn = new SqliteConnection(openSqliteDatabase(join(dir, 'ledger.db')));
@@ -55,8 +67,7 @@ describe('a ledger write run again after its group was rolled back', () => {
   }
 
   it('a reserve is held once and remembered once, with the facts of the run that committed', async () => {
-    const { conn, ledger, keyId, thrower, runs } = await ledgerWithThrower();
-    try {
+    await onLedger(async ({ conn, ledger, keyId, thrower, runs }) => {
       const [reserved, bad] = await Promise.allSettled([ledger.reserve({ holdId: 'hold_r', keyId, amount: 150, leaseMs: HOUR }), thrower()]);
       expect(bad).toMatchObject({ status: 'rejected', reason: { message: 'bug after writing' } });
       expect(reserved).toMatchObject({ status: 'fulfilled', value: { ok: true, amount: 150 } });
@@ -68,15 +79,11 @@ describe('a ledger write run again after its group was rolled back', () => {
         charged: 120,
         balance: { purchased: 80, reserved: 0 },
       });
-      expect((await ledger.audit()).findings).toEqual([]);
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('a settle of a remembered hold, and a duplicate of it in the same group, settle once and post the same books', async () => {
-    const { conn, ledger, keyId, thrower } = await ledgerWithThrower();
-    try {
+    await onLedger(async ({ conn, ledger, keyId, thrower }) => {
       expect(await ledger.reserve({ holdId: 'hold_s', keyId, amount: 30, leaseMs: HOUR })).toMatchObject({ ok: true });
       const [first, duplicate, bad] = await Promise.allSettled([
         ledger.settle({ holdId: 'hold_s', amount: 10, usage: usage({ requestId: 'a' }) }),
@@ -90,15 +97,11 @@ describe('a ledger write run again after its group was rolled back', () => {
       expect(conn.get('SELECT count(*) AS n FROM usage_events')).toEqual({ n: 1 });
       expect(conn.get('SELECT committed FROM key_daily_usage')).toEqual({ committed: 10 });
       expect(ledger.reservedHere.size).toBe(0);
-      expect((await ledger.audit()).findings).toEqual([]);
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('two voids of one hold in the same group end it once', async () => {
-    const { conn, ledger, keyId, thrower } = await ledgerWithThrower();
-    try {
+    await onLedger(async ({ conn, ledger, keyId, thrower }) => {
       await ledger.reserve({ holdId: 'hold_v', keyId, amount: 40, leaseMs: HOUR });
       const [voided, again, bad] = await Promise.allSettled([ledger.void('hold_v'), ledger.void('hold_v'), thrower()]);
       expect(bad.status).toBe('rejected');
@@ -106,10 +109,7 @@ describe('a ledger write run again after its group was rolled back', () => {
       expect(again).toMatchObject({ status: 'fulfilled', value: false });
       expect(conn.all('SELECT remaining FROM credit_grants ORDER BY id')).toEqual([{ remaining: 100 }, { remaining: 100 }]);
       expect(conn.get(`SELECT count(*) AS n FROM ledger_entries WHERE kind = 'void'`)).toEqual({ n: 1 });
-      expect((await ledger.audit()).findings).toEqual([]);
-    } finally {
-      conn.close();
-    }
+    });
   });
 });
 
@@ -134,23 +134,29 @@ describe('what bounds the reruns of a group', () => {
   const groupWith = (rolledBack: () => void = () => undefined) =>
     new GroupCommit(db, { changes: () => changed, beforeCommit: () => undefined, committed: () => undefined, rolledBack }, (commit) => pending.push(commit));
   const rows = () => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n;
-
-  it('runs a group at most twice over however many of its writes throw after writing', async () => {
-    const group = groupWith();
+  /** n writes in one group, each doing `write(i)`: their answers, how many committed; never run more than twice over. */
+  async function runGroup(group: GroupCommit, n: number, write: (i: number) => void) {
     let runs = 0;
-    const n = 400;
     const writes = Array.from({ length: n }, (_, i) =>
       group.run(() => {
         runs += 1;
-        changed += db.prepare('INSERT INTO t (v) VALUES (?)').run(String(i)).changes;
-        if (i >= n / 2) throw new Error('bug after writing');
+        write(i);
         return i;
       }),
     );
     pending.shift()!();
     const answers = await Promise.allSettled(writes);
     expect(runs).toBeLessThanOrEqual(2 * n);
-    const committed = answers.filter((a) => a.status === 'fulfilled').length;
+    return { answers, committed: answers.filter((a) => a.status === 'fulfilled').length };
+  }
+
+  it('runs a group at most twice over however many of its writes throw after writing', async () => {
+    const group = groupWith();
+    const n = 400;
+    const { answers, committed } = await runGroup(group, n, (i) => {
+      changed += db.prepare('INSERT INTO t (v) VALUES (?)').run(String(i)).changes;
+      if (i >= n / 2) throw new Error('bug after writing');
+    });
     // Every write that committed is answered so, every other one with an error; nothing half-written stays.
     expect(rows()).toBe(committed);
     expect(answers.slice(n / 2).every((a) => a.status === 'rejected' && (a.reason as Error).message === 'bug after writing')).toBe(true);
@@ -164,19 +170,9 @@ describe('what bounds the reruns of a group', () => {
     const pages = (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
     // Room for some of the rows, not all: SQLITE_FULL part-way, which rolls the whole transaction back.
     db.prepare(`PRAGMA max_page_count = ${pages + 20}`).get();
-    let runs = 0;
-    const n = 400;
-    const writes = Array.from({ length: n }, (_, i) =>
-      group.run(() => {
-        runs += 1;
-        changed += db.prepare('INSERT INTO t (v) VALUES (?)').run(String(i).padEnd(1000, 'x')).changes;
-        return i;
-      }),
-    );
-    pending.shift()!();
-    const answers = await Promise.allSettled(writes);
-    expect(runs).toBeLessThanOrEqual(2 * n);
-    const committed = answers.filter((a) => a.status === 'fulfilled').length;
+    const { answers, committed } = await runGroup(group, 400, (i) => {
+      changed += db.prepare('INSERT INTO t (v) VALUES (?)').run(String(i).padEnd(1000, 'x')).changes;
+    });
     expect(rows()).toBe(committed);
     expect(answers.some((a) => a.status === 'rejected' && /full/i.test((a.reason as Error).message))).toBe(true);
     // The writes the disk rolled back were not run into the same wall: they hear `unavailable`, which the
