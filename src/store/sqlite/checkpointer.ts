@@ -28,11 +28,20 @@ const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
 db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
 let stopped = false;
 let timer;
+// A failing checkpoint (a full disk) fails every 100 ms: reported when it starts failing or fails otherwise,
+// and once when it works again, not ten times a second.
+let failing = null;
+let failures = 0;
 const checkpoint = () => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
+    if (failing !== null) parentPort.postMessage({ recovered: failures });
+    failing = null;
+    failures = 0;
   } catch (error) {
-    parentPort.postMessage({ error: String(error) });
+    failures += 1;
+    if (String(error) !== failing) parentPort.postMessage({ error: String(error) });
+    failing = String(error);
   }
 };
 const tick = () => {
@@ -55,7 +64,11 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string, busyTimeoutMs: number, onError: (message: string) => void): Checkpointer {
+/**
+ * `warn` hears a checkpoint that starts failing (or fails otherwise than before), and the first that works
+ * again after failures, with how many failed: a full disk must not write a warning every 100 ms.
+ */
+export function startCheckpointer(path: string, busyTimeoutMs: number, warn: (message: string) => void): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('libsql');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
@@ -63,10 +76,11 @@ export function startCheckpointer(path: string, busyTimeoutMs: number, onError: 
   });
   // A CLI command that opened the store must still exit when it is done.
   worker.unref();
-  worker.on('message', (m: { error?: string }) => {
-    if (m.error) onError(m.error);
+  worker.on('message', (m: { error?: string; recovered?: number }) => {
+    if (m.error !== undefined) warn(`SQLite WAL checkpoint failed (reported again only if it fails otherwise): ${m.error}`);
+    if (m.recovered !== undefined) warn(`SQLite WAL checkpoint works again, after ${m.recovered} failed ones`);
   });
-  worker.on('error', (e) => onError(e instanceof Error ? e.message : String(e)));
+  worker.on('error', (e) => warn(`SQLite WAL checkpointer stopped: ${e instanceof Error ? e.message : String(e)}`));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let stopping: Promise<void> | null = null;
   return {

@@ -1,5 +1,6 @@
 import Database from 'libsql';
 import { GroupCommit } from './group-commit.js';
+import { asStoreError } from './errors.js';
 
 type Db = Database.Database;
 type Statement = Database.Statement<SqlParam[]>;
@@ -242,7 +243,7 @@ export class SqliteConnection {
       // throw and hide the original error.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.dropPending();
-      throw error;
+      throw asStoreError(error);
     }
   }
 

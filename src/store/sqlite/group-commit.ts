@@ -37,6 +37,7 @@
  */
 import type Database from 'libsql';
 import { StoreError } from '../errors.js';
+import { asStoreError } from './errors.js';
 
 type Db = Database.Database;
 
@@ -61,6 +62,11 @@ export interface GroupHooks {
   committed(): void;
   /** Drops that work, and those callbacks, when the writes that left them were rolled back. */
   rolledBack(): void;
+}
+
+/** A write's caller hears a database it cannot use now as `unavailable` (errors.ts), anything else as it was. */
+function fail(queued: Queued, error: unknown): void {
+  queued.reject(asStoreError(error));
 }
 
 export class GroupCommit {
@@ -112,7 +118,7 @@ export class GroupCommit {
         try {
           queued.resolve(queued.fn());
         } catch (error) {
-          queued.reject(error);
+          fail(queued, error);
         }
       }
       return;
@@ -121,7 +127,7 @@ export class GroupCommit {
     try {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      for (const q of queue) q.reject(error);
+      for (const q of queue) fail(q, error);
       return;
     }
     let work = queue;
@@ -133,7 +139,7 @@ export class GroupCommit {
       try {
         ran.push({ queued, result: queued.fn() });
       } catch (error) {
-        queued.reject(error);
+        fail(queued, error);
         if (this.db.inTransaction && this.hooks.changes() === before) continue;
         // A write that changed rows before it threw cannot be undone alone: the writes run so far go with it.
         // They are innocent and nothing of them remains, so they run again, first, in a new transaction with
@@ -153,7 +159,7 @@ export class GroupCommit {
               ? `SQLite rolled the group's transaction back: ${String(error)}`
               : `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`,
           );
-          for (const q of again) q.reject(abandoned);
+          for (const q of again) fail(q, abandoned);
           again = [];
         }
         budget -= again.length;
@@ -163,7 +169,7 @@ export class GroupCommit {
         try {
           this.db.exec('BEGIN IMMEDIATE');
         } catch (beginError) {
-          for (const q of work) q.reject(beginError);
+          for (const q of work) fail(q, beginError);
           return;
         }
       }
@@ -181,7 +187,7 @@ export class GroupCommit {
         // The lock could not be had (another process holds it past the busy timeout): the rest would each
         // wait as long, with the event loop blocked, to fail the same way.
         if (beginError !== null) {
-          for (const r of ran.slice(i + 1)) r.queued.reject(beginError);
+          for (const r of ran.slice(i + 1)) fail(r.queued, beginError);
           return;
         }
       }
@@ -192,7 +198,7 @@ export class GroupCommit {
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.hooks.rolledBack();
-      for (const r of ran) r.queued.reject(error);
+      for (const r of ran) fail(r.queued, error);
       return;
     }
     this.hooks.committed();
@@ -207,7 +213,7 @@ export class GroupCommit {
     try {
       this.db.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      queued.reject(error);
+      fail(queued, error);
       return error;
     }
     try {
@@ -223,7 +229,7 @@ export class GroupCommit {
         // SQLite rolled back itself (or cannot): the write still gets its own error below.
       }
       this.hooks.rolledBack();
-      queued.reject(error);
+      fail(queued, error);
     }
     return null;
   }

@@ -36,9 +36,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       // After the first migration, so the file exists and is in WAL mode when the second connection opens it.
       if (checkpointer === null && options.path !== ':memory:') {
         conn.db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
-        checkpointer = startCheckpointer(options.path, BUSY_TIMEOUT_MS, (message) =>
-          process.emitWarning(`SQLite WAL checkpoint failed: ${message}`, 'SvcGatewayWarning'),
-        );
+        checkpointer = startCheckpointer(options.path, BUSY_TIMEOUT_MS, (message) => process.emitWarning(message, 'SvcGatewayWarning'));
       }
     },
     async serverTime() {

@@ -1,0 +1,91 @@
+/**
+ * A SQLite database that cannot take a write now (a full disk, another process holding the lock past the
+ * busy timeout) reaches the ledger's callers as `unavailable`, which the meter retries and the gateway
+ * answers with a 503 to retry, not as a driver error answered 500 (src/store/sqlite/errors.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'libsql';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { StoreError } from '../../src/store/errors.js';
+import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
+import { asStoreError } from '../../src/store/sqlite/errors.js';
+import { SqliteKeyStore } from '../../src/store/sqlite/keys.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger.js';
+import { migrate } from '../../src/store/sqlite/migrations.js';
+import { T0, newKey, purchased } from './cases/harness.js';
+
+const HOUR = 3_600_000;
+let dir: string;
+let path: string;
+let conn: SqliteConnection;
+let ledger: SqliteLedgerStore;
+let keyId: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-gateway-sqlite-errors-'));
+  path = join(dir, 'ledger.db');
+  const clock = new ManualClock(T0);
+  conn = new SqliteConnection(openSqliteDatabase(path));
+  migrate(conn, clock);
+  const keys = new SqliteKeyStore(conn, clock);
+  ledger = new SqliteLedgerStore(conn, clock);
+  await keys.createAccount({ id: 'acct', name: null });
+  keyId = (await keys.insertKey(newKey('acct'))).id;
+  await ledger.grant(purchased({ accountId: 'acct', keyId, environment: 'live' }, 1_000_000));
+});
+afterEach(async () => {
+  conn.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const reserve = (i: number) => ledger.reserve({ holdId: `hold_${String(i).padStart(5, '0')}_${'p'.repeat(60)}`, keyId, amount: 1, leaseMs: HOUR });
+
+describe('a SQLite database that cannot take the write now', () => {
+  it('a full disk: the reserves it refused hear `unavailable`, hold nothing, and the books add up', async () => {
+    const pages = conn.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0;
+    conn.get(`PRAGMA max_page_count = ${pages + 4}`);
+    const answers = await Promise.allSettled(Array.from({ length: 400 }, (_, i) => reserve(i)));
+    const refused = answers.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.reason).toBeInstanceOf(StoreError);
+      expect(r.reason).toMatchObject({ code: 'unavailable', contention: false });
+    }
+    expect(refused.some((r) => /SQLITE_FULL/.test((r.reason as Error).message))).toBe(true);
+    conn.get('PRAGMA max_page_count = 1073741823');
+    const held = answers.length - refused.length;
+    expect(conn.get<{ n: number }>('SELECT count(*) AS n FROM holds')?.n).toBe(held);
+    expect((await ledger.audit()).findings).toEqual([]);
+    // Room again: the same reserve goes through, as the meter's retry would.
+    expect(await reserve(0)).toMatchObject({ ok: true });
+  });
+
+  it('another process holding the write lock past the busy timeout: `unavailable`', async () => {
+    conn.db.pragma('busy_timeout = 50');
+    const other = new Database(path);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      await expect(reserve(1)).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable', message: expect.stringMatching(/SQLITE_BUSY/) });
+      other.exec('ROLLBACK');
+      expect(await reserve(1)).toMatchObject({ ok: true });
+    } finally {
+      other.close();
+    }
+  });
+
+  it('maps extended result codes by their family, and leaves constraint failures and other errors as they are', () => {
+    const sqliteError = (code: string) => Object.assign(new Error(code), { code });
+    expect(asStoreError(sqliteError('SQLITE_IOERR_WRITE'))).toMatchObject({ code: 'unavailable', contention: false });
+    expect(asStoreError(sqliteError('SQLITE_READONLY_DBMOVED'))).toMatchObject({ code: 'unavailable', contention: false });
+    // The whole file's lock, not a row's: not `contention`, so the reaper ends its pass rather than wait again per hold.
+    expect(asStoreError(sqliteError('SQLITE_BUSY_SNAPSHOT'))).toMatchObject({ code: 'unavailable', contention: false });
+    const constraint = sqliteError('SQLITE_CONSTRAINT_CHECK');
+    expect(asStoreError(constraint)).toBe(constraint);
+    expect(asStoreError(sqliteError('SQLITE_IOERRX'))).not.toBeInstanceOf(StoreError);
+    const plain = new Error('a bug');
+    expect(asStoreError(plain)).toBe(plain);
+  });
+});
