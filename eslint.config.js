@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // Benchmark and tool scripts are plain Node ES modules.
-    files: ['bench/**/*.mjs', 'scripts/**/*.mjs', 'eval/**/*.mjs'],
+    files: ['bench/**/*.mjs', 'scripts/**/*.mjs', 'eval/**/*.mjs', 'test/**/*.mjs'],
     languageOptions: { globals: { ...globals.node } },
   },
   {

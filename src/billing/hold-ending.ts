@@ -41,7 +41,7 @@ async function retryInBackground(
   first: StoreError,
 ): Promise<void> {
   const holdId = meter.holdId;
-  deps.logger.warn(`${absence(first)} at the end of a completion; retrying in the background`, { requestId, holdId });
+  deps.logger.warn(`${absence(first)} at the end of a completion; retrying in the background`, { requestId, holdId, error: first.message });
   const giveUpAt = performance.now() + (deps.holdLeaseMs * 2) / 3;
   let last = first;
   // Short waits: the hold's lease keeps running while the database is away, so the ending must land soon
@@ -61,5 +61,5 @@ async function retryInBackground(
       last = e;
     }
   }
-  deps.logger.error(`${absence(last)} for the whole lease: the reaper will void the hold`, { requestId, holdId });
+  deps.logger.error(`${absence(last)} for the whole lease: the reaper will void the hold`, { requestId, holdId, error: last.message });
 }

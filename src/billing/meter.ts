@@ -64,7 +64,7 @@ export function withLedgerRetries<T>(call: () => Promise<T>, delaysMs: readonly 
     let attempt = 0;
     const failed = (e: unknown): void => {
       const delay = delaysMs[attempt++];
-      if (!(e instanceof StoreError && e.code === 'unavailable') || delay === undefined || performance.now() + delay >= giveUpAt) {
+      if (!(e instanceof StoreError && e.code === 'unavailable' && !e.lasting) || delay === undefined || performance.now() + delay >= giveUpAt) {
         reject(e);
         return;
       }

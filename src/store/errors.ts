@@ -18,6 +18,13 @@ export class StoreError extends Error {
      * and the logs say it at error level, since the ledger's lock order is meant to prevent deadlocks.
      */
     readonly contention = false,
+    /**
+     * An `unavailable` that trying again within a second or two will not cure: SQLite's full or failing disk,
+     * a read-only file, a write lock another process held past the busy timeout (sqlite/errors.ts). The
+     * request's own retries (withLedgerRetries) give up at once, for a prompt 503 rather than one three
+     * seconds later; what retries in the background (a settle after its answer) still does.
+     */
+    readonly lasting = false,
   ) {
     super(message);
   }

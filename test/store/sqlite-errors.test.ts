@@ -69,6 +69,8 @@ describe('a SQLite database that cannot take the write now', () => {
     try {
       other.exec('BEGIN IMMEDIATE');
       await expect(reserve(1)).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable', message: expect.stringMatching(/SQLITE_BUSY/) });
+      // A transaction of its own (the CLI's writes, a migration) hears the same at its BEGIN.
+      expect(() => conn.immediate(() => undefined)).toThrow(expect.objectContaining({ name: 'StoreError', code: 'unavailable' }) as Error);
       other.exec('ROLLBACK');
       expect(await reserve(1)).toMatchObject({ ok: true });
     } finally {
@@ -78,13 +80,16 @@ describe('a SQLite database that cannot take the write now', () => {
 
   it('maps extended result codes by their family, and leaves constraint failures and other errors as they are', () => {
     const sqliteError = (code: string) => Object.assign(new Error(code), { code });
-    expect(asStoreError(sqliteError('SQLITE_IOERR_WRITE'))).toMatchObject({ code: 'unavailable', contention: false });
-    expect(asStoreError(sqliteError('SQLITE_READONLY_DBMOVED'))).toMatchObject({ code: 'unavailable', contention: false });
+    // Lasting: the request's own retries give up at once.
+    expect(asStoreError(sqliteError('SQLITE_IOERR_WRITE'))).toMatchObject({ code: 'unavailable', contention: false, lasting: true });
+    expect(asStoreError(sqliteError('SQLITE_READONLY_DBMOVED'))).toMatchObject({ code: 'unavailable', contention: false, lasting: true });
     // The whole file's lock, not a row's: not `contention`, so the reaper ends its pass rather than wait again per hold.
-    expect(asStoreError(sqliteError('SQLITE_BUSY_SNAPSHOT'))).toMatchObject({ code: 'unavailable', contention: false });
-    const constraint = sqliteError('SQLITE_CONSTRAINT_CHECK');
-    expect(asStoreError(constraint)).toBe(constraint);
-    expect(asStoreError(sqliteError('SQLITE_IOERRX'))).not.toBeInstanceOf(StoreError);
+    expect(asStoreError(sqliteError('SQLITE_BUSY_SNAPSHOT'))).toMatchObject({ code: 'unavailable', contention: false, lasting: true });
+    // A bug or a corrupt file stays what it is (a 500, logged with its stack).
+    for (const code of ['SQLITE_CONSTRAINT_CHECK', 'SQLITE_LOCKED', 'SQLITE_LOCKED_SHAREDCACHE', 'SQLITE_CORRUPT', 'SQLITE_IOERR_CORRUPTFS', 'SQLITE_IOERR_DATA', 'SQLITE_IOERRX']) {
+      const error = sqliteError(code);
+      expect(asStoreError(error)).toBe(error);
+    }
     const plain = new Error('a bug');
     expect(asStoreError(plain)).toBe(plain);
   });

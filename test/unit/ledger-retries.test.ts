@@ -75,6 +75,20 @@ describe('withLedgerRetries', () => {
     }
   });
 
+  it('an unavailability a retry within the budget will not cure (a full disk): thrown at once, not retried', async () => {
+    let calls = 0;
+    const full = new StoreError('unavailable', 'SQLite cannot be used now (SQLITE_FULL): database or disk is full', false, true);
+    const started = performance.now();
+    await expect(
+      withLedgerRetries(() => {
+        calls += 1;
+        return Promise.reject(full);
+      }, DELAYS),
+    ).rejects.toBe(full);
+    expect(calls).toBe(1);
+    expect(performance.now() - started).toBeLessThan(DELAYS[0]);
+  });
+
   it('an error that is not "unreachable" is the database answering: thrown at once, not retried', async () => {
     let calls = 0;
     const refused = new StoreError('invalid_input', 'bad');

@@ -231,7 +231,11 @@ export class SqliteConnection {
 
   private transaction<T>(begin: string, fn: () => T): T {
     this.group.flush();
-    this.db.exec(begin);
+    try {
+      this.db.exec(begin);
+    } catch (error) {
+      throw asStoreError(error);
+    }
     try {
       const result = fn();
       this.runPending();
