@@ -180,6 +180,8 @@ describe('what bounds the reruns of a group', () => {
     // `unavailable` (src/store/sqlite/errors.ts), which the meter retries.
     expect(refused.some((a) => /rolled the group's transaction back/.test((a.reason as Error).message))).toBe(true);
     expect(refused.every((a) => (a.reason as { code?: string }).code === 'unavailable')).toBe(true);
+    // Lasting, all of them: the request's own retries would meet the same disk.
+    expect(refused.every((a) => (a.reason as { lasting?: boolean }).lasting === true)).toBe(true);
     expect(db.inTransaction).toBe(false);
   });
 

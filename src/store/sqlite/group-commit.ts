@@ -29,11 +29,10 @@
  * nothing smaller than the group to undo, so the writes run so far roll back with it: the write that threw
  * gets its error, and the earlier ones run again, before those still queued, in a new transaction (unless
  * SQLite rolled back itself, on a full or failing disk, or the group has spent its reruns: then they hear
- * `unavailable`, which their callers retry). Nothing half-written is ever committed and nobody acts on a
- * rolled-back write. Rows a write leaves for the group's
- * end (SqliteConnection.atCommit: journal rows, usage events, counters) are written just before the COMMIT;
- * if one is refused there, the group's writes are run again one transaction each, and only the write that
- * left it fails.
+ * `unavailable`). Nothing half-written is ever committed and nobody acts on a rolled-back write. Rows a
+ * write leaves for the group's end (SqliteConnection.atCommit: journal rows, usage events, counters) are
+ * written just before the COMMIT; if one is refused there, the group's writes are run again one transaction
+ * each, and only the write that left it fails.
  */
 import type Database from 'libsql';
 import { StoreError } from '../errors.js';
@@ -147,7 +146,7 @@ export class GroupCommit {
         // callers to retry, answered a bug in one write with "ledger unavailable" in the others.) Not when
         // SQLite rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR): run again, they would meet the
         // same disk, one by one; nor past the budget, which a group of many failing writes would otherwise
-        // spend quadratically with the event loop blocked. Those hear `unavailable`, which the meter retries.
+        // spend quadratically with the event loop blocked. Those hear `unavailable`.
         const sqliteRolledBack = !this.db.inTransaction;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.hooks.rolledBack();
@@ -158,6 +157,9 @@ export class GroupCommit {
             sqliteRolledBack
               ? `SQLite rolled the group's transaction back: ${String(error)}`
               : `a write of the same group failed after writing, so the group was rolled back: ${String(error)}`,
+            false,
+            // The disk that refused the one will refuse the others: their request's retries would only wait.
+            sqliteRolledBack,
           );
           for (const q of again) fail(q, abandoned);
           again = [];
