@@ -181,6 +181,17 @@ describe('svc-gateway CLI', () => {
     }
   });
 
+  it('says a database it cannot use (a full disk) is that, without a stack trace, and exits 75 to retry', () => {
+    // A file-size limit of 1 KiB stands in for a full disk: opening the database in WAL mode cannot size
+    // its shared-memory file.
+    const r = spawnSync('bash', ['-c', 'ulimit -f 1 && exec "$0" bin/svc-gateway.js accounts create --name full', process.execPath], { env, encoding: 'utf8' });
+    expect(r.status).toBe(75);
+    expect(r.stderr).toMatch(/^svc-gateway: the database cannot be used now: SQLite cannot be used now \(SQLITE_(IOERR|FULL)[A-Z_]*\)/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // With room again, the same command works.
+    expect(cli('accounts', 'create', '--name', 'full').status).toBe(0);
+  });
+
   it('names the bad field of a config file', async () => {
     const { writeFileSync } = await import('node:fs');
     const path = join(dir, 'bad.yaml');

@@ -1,6 +1,7 @@
 /** `svc-gateway <command>`: the operator CLI. The only other place, with server.ts, that reads process.env. */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/schema.js';
+import { StoreError } from '../../store/errors.js';
 import { accountsCreate, creditsGrant, databaseOnly, keysCreate, keysList, keysRevoke, ledgerVerify, migrate, type Flags } from './cli-commands.js';
 import { CliError } from './cli-output.js';
 import { routeCommand } from './cli-route.js';
@@ -104,6 +105,13 @@ run(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof CliError || e instanceof ConfigError) {
     process.stderr.write(`svc-gateway: ${e.message}\n`);
     process.exitCode = e instanceof CliError ? e.exitCode : 1;
+    return;
+  }
+  // A database that cannot be used now (a full disk, a lock another process held too long, PostgreSQL away)
+  // is the operator's to fix, not a bug: its reason, without a stack trace; exit 75 (EX_TEMPFAIL), to retry.
+  if (e instanceof StoreError && e.code === 'unavailable') {
+    process.stderr.write(`svc-gateway: the database cannot be used now: ${e.message}\n`);
+    process.exitCode = 75;
     return;
   }
   process.stderr.write(`svc-gateway: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

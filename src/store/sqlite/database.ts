@@ -17,10 +17,16 @@ export const BUSY_TIMEOUT_MS = 5_000;
  */
 export function openSqliteDatabase(path: string): Db {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  } catch (error) {
+    // WAL mode creates its files here: a full disk or a read-only directory first shows now.
+    db.close();
+    throw asStoreError(error);
+  }
   return db;
 }
 
