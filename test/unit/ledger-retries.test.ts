@@ -78,15 +78,14 @@ describe('withLedgerRetries', () => {
   it('an unavailability a retry within the budget will not cure (a full disk): thrown at once, not retried', async () => {
     let calls = 0;
     const full = new StoreError('unavailable', 'SQLite cannot be used now (SQLITE_FULL): database or disk is full', false, true);
-    const started = performance.now();
     await expect(
       withLedgerRetries(() => {
         calls += 1;
         return Promise.reject(full);
       }, DELAYS),
     ).rejects.toBe(full);
+    // One call: no retry was scheduled (a timed bound here would only measure the machine).
     expect(calls).toBe(1);
-    expect(performance.now() - started).toBeLessThan(DELAYS[0]);
   });
 
   it('an error that is not "unreachable" is the database answering: thrown at once, not retried', async () => {
