@@ -78,6 +78,37 @@ describe('a SQLite database that cannot take the write now', () => {
     }
   });
 
+  it('a read outside any transaction, while another process holds the file exclusively: `unavailable`, not a driver error', async () => {
+    // An operator's sqlite3 shell with `PRAGMA locking_mode = EXCLUSIVE` keeps even WAL readers out after its
+    // first write. It can take a file only while no other connection has it open (a reader keeps a shared
+    // lock on the WAL index, and a closed connection lingers until its cached statements are collected), so
+    // it makes a file of its own, with the table the read names.
+    const lockedPath = join(dir, 'locked.db');
+    const other = new Database(lockedPath);
+    let late: SqliteConnection | null = null;
+    try {
+      other.pragma('journal_mode = WAL');
+      other.exec('CREATE TABLE accounts (id TEXT PRIMARY KEY, name TEXT, created_at INTEGER)');
+      other.exec(`INSERT INTO accounts VALUES ('acct', NULL, 0)`);
+      other.pragma('locking_mode = EXCLUSIVE');
+      other.exec('BEGIN EXCLUSIVE');
+      other.exec(`UPDATE accounts SET name = 'x'`);
+      other.exec('COMMIT');
+      late = new SqliteConnection(new Database(lockedPath, { timeout: 50 }));
+      const keys = new SqliteKeyStore(late, new ManualClock(T0));
+      await expect(keys.getAccount('acct')).rejects.toMatchObject({ name: 'StoreError', code: 'unavailable', lasting: true, message: expect.stringMatching(/SQLITE_BUSY/) });
+      expect(() => late?.all('SELECT id FROM accounts')).toThrow(expect.objectContaining({ name: 'StoreError', code: 'unavailable' }) as Error);
+      // The shell lets go (SQLite releases an exclusive lock at the next access after locking_mode = NORMAL).
+      other.pragma('locking_mode = NORMAL');
+      other.exec('SELECT count(*) FROM accounts');
+      // The lock gone, the same read answers.
+      expect(await keys.getAccount('acct')).toMatchObject({ id: 'acct', name: 'x' });
+    } finally {
+      if (other.open) other.close();
+      late?.close();
+    }
+  });
+
   it('maps extended result codes by their family, and leaves constraint failures and other errors as they are', () => {
     const sqliteError = (code: string) => Object.assign(new Error(code), { code });
     // Lasting: the request's own retries give up at once.

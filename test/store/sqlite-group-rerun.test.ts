@@ -235,4 +235,36 @@ describe('what bounds the reruns of a group', () => {
     expect(answers.map((a) => (a.status === 'rejected' ? 'rejected' : a.value))).toEqual(['a', 1, 'rejected', 1, 'c', 2]);
     expect(seen).toEqual([1, 1, 1, 2]);
   });
+
+  it('a ROLLBACK that fails too neither escapes the turn nor hides the write\'s own error; the next group commits', async () => {
+    // The disk that failed the write may refuse the ROLLBACK as well; thrown from the turn's callback
+    // (setImmediate), that error would end the process with every request in flight.
+    const realExec = db.exec.bind(db);
+    let refuse = true;
+    db.exec = (sql: string) => {
+      if (sql === 'ROLLBACK' && refuse) {
+        refuse = false;
+        realExec('ROLLBACK');
+        throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' });
+      }
+      return realExec(sql);
+    };
+    const group = groupWith();
+    const writes = [
+      group.run(() => (changed += db.prepare('INSERT INTO t (v) VALUES (?)').run('a').changes)),
+      group.run(() => {
+        changed += db.prepare('INSERT INTO t (v) VALUES (?)').run('x').changes;
+        throw new Error('bug after writing');
+      }),
+    ];
+    expect(() => pending.shift()!()).not.toThrow();
+    const answers = await Promise.allSettled(writes);
+    expect(answers[0]).toMatchObject({ status: 'fulfilled' });
+    expect(answers[1]).toMatchObject({ status: 'rejected', reason: { message: 'bug after writing' } });
+    expect(rows()).toBe(1);
+    const next = group.run(() => (changed += db.prepare('INSERT INTO t (v) VALUES (?)').run('b').changes));
+    pending.shift()!();
+    await next;
+    expect(rows()).toBe(2);
+  });
 });

@@ -175,32 +175,52 @@ export class SqliteConnection {
   }
 
   /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
+  // Each statement maps the driver's error (errors.ts) where it is thrown: a read outside any transaction
+  // (a balance, a key, an account) on a failing disk or a file another process locked is a 503 to retry,
+  // not the 500 it was; inside a transaction or a group the mapping is the same and done once more there.
+
   get<Row>(sql: string, ...params: SqlParam[]): Row | undefined {
-    const { statement, writes, names } = this.statement(sql);
-    if (writes) this.changed += 1;
-    if (names === null) return statement.get(...params) as Row | undefined;
-    const values = statement.get(...params) as unknown[] | undefined;
-    return values === undefined ? undefined : named<Row>(names, values);
+    try {
+      const { statement, writes, names } = this.statement(sql);
+      if (writes) this.changed += 1;
+      if (names === null) return statement.get(...params) as Row | undefined;
+      const values = statement.get(...params) as unknown[] | undefined;
+      return values === undefined ? undefined : named<Row>(names, values);
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   all<Row>(sql: string, ...params: SqlParam[]): Row[] {
-    const { statement, writes, names } = this.statement(sql);
-    if (writes) this.changed += 1;
-    if (names === null) return statement.all(...params) as Row[];
-    return (statement.all(...params) as unknown[][]).map((values) => named<Row>(names, values));
+    try {
+      const { statement, writes, names } = this.statement(sql);
+      if (writes) this.changed += 1;
+      if (names === null) return statement.all(...params) as Row[];
+      return (statement.all(...params) as unknown[][]).map((values) => named<Row>(names, values));
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   run(sql: string, ...params: SqlParam[]): number {
-    const changes = this.statement(sql).statement.run(...params).changes;
-    this.changed += changes;
-    return changes;
+    try {
+      const changes = this.statement(sql).statement.run(...params).changes;
+      this.changed += changes;
+      return changes;
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   /** Inserts and returns the new rowid (for AUTOINCREMENT tables). */
   insert(sql: string, ...params: SqlParam[]): number {
-    const info = this.statement(sql).statement.run(...params);
-    this.changed += info.changes;
-    return Number(info.lastInsertRowid);
+    try {
+      const info = this.statement(sql).statement.run(...params);
+      this.changed += info.changes;
+      return Number(info.lastInsertRowid);
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   /**
@@ -250,8 +270,12 @@ export class SqliteConnection {
       return result;
     } catch (error) {
       // SQLite may already have rolled back on some errors (e.g. SQLITE_FULL); a second ROLLBACK would
-      // throw and hide the original error.
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      // throw and hide the original error, and so would a ROLLBACK the same failing disk refuses.
+      try {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      } catch {
+        // The original error below is the one to report.
+      }
       this.dropPending();
       throw asStoreError(error);
     }

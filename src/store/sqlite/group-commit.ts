@@ -83,7 +83,7 @@ export class GroupCommit {
   /** Queues fn for the next group and resolves with its result once that group committed. */
   run<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.queue.length === 0) this.schedule(() => this.commit());
+      if (this.queue.length === 0) this.schedule(() => this.commitScheduled());
       this.writes += 1;
       this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
     });
@@ -96,7 +96,7 @@ export class GroupCommit {
    */
   read<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.queue.length === 0) this.schedule(() => this.commit());
+      if (this.queue.length === 0) this.schedule(() => this.commitScheduled());
       this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
     });
   }
@@ -104,6 +104,36 @@ export class GroupCommit {
   /** Runs and commits the queued writes now (before a transaction of its own, or closing). */
   flush(): void {
     this.commit();
+  }
+
+  /**
+   * The turn's commit, run from setImmediate, where an exception would end the process with every request
+   * in flight. Nothing below is meant to throw (each statement's error is its write's; each ROLLBACK is
+   * guarded); should something still (a bug), the group's writes hear it, the transaction is rolled back,
+   * and the process goes on. Rejecting a promise that was settled already does nothing.
+   */
+  private commitScheduled(): void {
+    const queue = this.queue;
+    try {
+      this.commit();
+    } catch (error) {
+      this.rollBack();
+      this.hooks.rolledBack();
+      for (const q of queue) fail(q, error);
+    }
+  }
+
+  /**
+   * ROLLBACK if the transaction is still open (SQLite ends it itself on some errors: SQLITE_FULL, an I/O
+   * error). A ROLLBACK that fails too (the same disk) must neither hide the error being handled nor escape
+   * the commit: the next BEGIN reports the connection's state to the writes that come next.
+   */
+  private rollBack(): void {
+    try {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    } catch {
+      // Nothing more to do here: see above.
+    }
   }
 
   private commit(): void {
@@ -148,7 +178,7 @@ export class GroupCommit {
         // same disk, one by one; nor past the budget, which a group of many failing writes would otherwise
         // spend quadratically with the event loop blocked. Those hear `unavailable`.
         const sqliteRolledBack = !this.db.inTransaction;
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.rollBack();
         this.hooks.rolledBack();
         let again = ran.map((r) => r.queued);
         if (sqliteRolledBack || again.length > budget) {
@@ -182,7 +212,7 @@ export class GroupCommit {
       // A row the writes left for the end (a journal row, a usage event, a counter: database.ts, atCommit)
       // was refused, and which write left it is not known: each write runs again in a transaction of its
       // own, so only the one whose row is refused fails, as it would have had it written the row itself.
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollBack();
       this.hooks.rolledBack();
       for (let i = 0; i < ran.length; i++) {
         const beginError = this.runAlone((ran[i] as Ran).queued);
@@ -198,7 +228,7 @@ export class GroupCommit {
     try {
       this.db.exec('COMMIT');
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollBack();
       this.hooks.rolledBack();
       for (const r of ran) fail(r.queued, error);
       return;
@@ -225,11 +255,7 @@ export class GroupCommit {
       this.hooks.committed();
       queued.resolve(result);
     } catch (error) {
-      try {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      } catch {
-        // SQLite rolled back itself (or cannot): the write still gets its own error below.
-      }
+      this.rollBack();
       this.hooks.rolledBack();
       fail(queued, error);
     }
