@@ -92,7 +92,7 @@ function holdsTable(dir, withoutRowid) {
   const db = new Database(join(dir, `holds-${withoutRowid ? 'without' : 'rowid'}-${Math.random()}.db`));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  // The columns, checks and indexes of src/store/sqlite's `holds` (schema-v1.ts, schema-v10.ts).
+  // The columns, checks and indexes of src/store/sqlite's `holds` (schema-v1.ts, schema-v10.ts, schema-v11.ts).
   db.exec(`CREATE TABLE holds (
     id TEXT PRIMARY KEY, account_id TEXT NOT NULL, environment TEXT NOT NULL CHECK (environment IN ('live', 'test')),
     key_id TEXT NOT NULL, day TEXT NOT NULL, amount INTEGER NOT NULL CHECK (amount > 0),
@@ -101,7 +101,6 @@ function holdsTable(dir, withoutRowid) {
     lease_expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL, finalized_at INTEGER,
     CHECK ((status = 'settled') = (settled_amount IS NOT NULL)), CHECK ((status = 'pending') = (finalized_at IS NULL))
   )${withoutRowid ? ' WITHOUT ROWID' : ''};
-  CREATE INDEX holds_pending_by_lease ON holds (lease_expires_at, created_at, id) WHERE status = 'pending';
   CREATE INDEX holds_pending_by_owner ON holds (account_id, environment, amount) WHERE status = 'pending';`);
   return db;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SqliteConnection, openSqliteDatabase } from '../../src/store/sqlite/database.js';
+import { EXPIRED_HOLDS_SQL } from '../../src/store/sqlite/holds.js';
 import { SqliteLedgerStore } from '../../src/store/sqlite/ledger.js';
 import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -85,6 +86,38 @@ describe('sqlite store specifics', () => {
       expect(plan).toEqual([expect.stringContaining('USING COVERING INDEX holds_pending_by_owner')]);
     } finally {
       older.close();
+    }
+  });
+
+  it('lists the holds due to the reaper from the pending holds alone once the lease index is gone (schema v11)', async () => {
+    const older = createSqliteStore({ path: join(dir, 'v10.db'), clock });
+    const olderRaw = new SqliteConnection(openSqliteDatabase(join(dir, 'v10.db')));
+    try {
+      migrate(olderRaw, clock, migrations.filter((m) => m.version <= 10));
+      const owner = await seedAccount(older);
+      await older.ledger.grant(purchased(owner, 1_000));
+      // Past holds the reaper must not walk, and two pending ones: one due, one not.
+      for (let i = 0; i < 50; i++) {
+        await older.ledger.reserve({ holdId: `hold_past_${i}`, keyId: owner.keyId, amount: 1, leaseMs: HOUR });
+        await older.ledger.settle({ holdId: `hold_past_${i}`, amount: 1, usage: usage() });
+      }
+      await older.ledger.reserve({ holdId: 'hold_due', keyId: owner.keyId, amount: 5, leaseMs: 1_000 });
+      await older.ledger.reserve({ holdId: 'hold_live', keyId: owner.keyId, amount: 7, leaseMs: 10 * HOUR });
+      const index = () => olderRaw.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'holds'`).map((r) => r.name);
+      expect(index()).toContain('holds_pending_by_lease');
+      expect(migrate(olderRaw, clock)).toEqual(migrations.filter((m) => m.version > 10).map((m) => m.version));
+      expect(index()).not.toContain('holds_pending_by_lease');
+      const plan = olderRaw.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${EXPIRED_HOLDS_SQL}`, T0, 10).map((row) => row.detail);
+      expect(plan[0]).toContain('USING INDEX holds_pending_by_owner');
+      clock.advance(2_000);
+      expect(await older.ledger.reapExpiredHolds(10)).toBe(1);
+      expect(olderRaw.all<{ id: string; status: string }>(`SELECT id, status FROM holds WHERE id IN ('hold_due', 'hold_live') ORDER BY id`)).toEqual([
+        { id: 'hold_due', status: 'voided' },
+        { id: 'hold_live', status: 'pending' },
+      ]);
+    } finally {
+      olderRaw.close();
+      await older.close();
     }
   });
 

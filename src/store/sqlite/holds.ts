@@ -163,12 +163,18 @@ export function renewLease(conn: SqliteConnection, holdId: string, leaseExpiresA
   );
 }
 
-/** Oldest lease first, so a backlog is drained in the order the holds went stale. */
+/**
+ * Oldest lease first, so a backlog is drained in the order the holds went stale. The partial index on pending
+ * holds is named: it holds only them (the requests in flight, and a crash's orphans), where the planner,
+ * with no index on the lease since schema v11, could otherwise walk the table of every hold ever made.
+ */
+export const EXPIRED_HOLDS_SQL = `SELECT id FROM holds INDEXED BY holds_pending_by_owner WHERE status = 'pending' AND lease_expires_at <= ?
+       ORDER BY lease_expires_at, created_at, id LIMIT ?`;
+
 export function expiredHoldIds(conn: SqliteConnection, now: number, limit: number): string[] {
   return conn
     .all<{ id: string }>(
-      `SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ?
-       ORDER BY lease_expires_at, created_at, id LIMIT ?`,
+      EXPIRED_HOLDS_SQL,
       now,
       limit,
     )
@@ -180,7 +186,7 @@ export function expiredHoldIdsExcept(conn: SqliteConnection, now: number, limit:
   if (skip.length === 0) return expiredHoldIds(conn, now, limit);
   return conn
     .all<{ id: string }>(
-      `SELECT id FROM holds WHERE status = 'pending' AND lease_expires_at <= ?
+      `SELECT id FROM holds INDEXED BY holds_pending_by_owner WHERE status = 'pending' AND lease_expires_at <= ?
          AND id NOT IN (SELECT value FROM json_each(?))
        ORDER BY lease_expires_at, created_at, id LIMIT ?`,
       now,

@@ -11,6 +11,7 @@ import { schemaV7 } from './schema-v7.js';
 import { schemaV8 } from './schema-v8.js';
 import { schemaV9 } from './schema-v9.js';
 import { schemaV10 } from './schema-v10.js';
+import { schemaV11 } from './schema-v11.js';
 
 export type { Migration } from '../migration-history.js';
 
@@ -26,6 +27,7 @@ export const migrations: readonly Migration[] = [
   { version: 8, name: 'usage_events_by_time', sql: schemaV8 },
   { version: 9, name: 'drop_unread_indexes', sql: schemaV9 },
   { version: 10, name: 'pending_holds_cover_amount', sql: schemaV10 },
+  { version: 11, name: 'reaper_walks_pending_by_owner', sql: schemaV11 },
 ];
 
 /**
