@@ -192,6 +192,12 @@ describe('svc-gateway CLI', () => {
     expect(cli('accounts', 'create', '--name', 'full').status).toBe(0);
   });
 
+  it('refuses a heap setting it cannot read before it starts anything (usage error, exit 2)', () => {
+    const r = spawnSync(process.execPath, ['bin/svc-gateway.js', 'serve'], { env: { ...env, SVC_HEAP_GROWING_PERCENT: 'lots', PORT: '0' }, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("SVC_HEAP_GROWING_PERCENT must be a whole number from 0 (V8's own choice) to 1000, got 'lots'");
+  });
+
   it('names the bad field of a config file', async () => {
     const { writeFileSync } = await import('node:fs');
     const path = join(dir, 'bad.yaml');

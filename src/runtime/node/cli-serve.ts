@@ -5,6 +5,7 @@ import { loadConfig, providerSecrets } from './config-file.js';
 import { logLevelOf, pinoLogger } from './pino-logger.js';
 import { startTracing, tracingConfigured } from './tracing.js';
 import { describeDatabase } from './open-store.js';
+import { applyHeapGrowth } from './heap-growth.js';
 import { startGateway } from './server.js';
 import { startSandboxServer } from './sandbox-server.js';
 
@@ -26,6 +27,7 @@ async function firstStartHint(store: Store): Promise<void> {
 }
 
 export async function serveCommand(portFlag: string | undefined): Promise<void> {
+  applyHeapGrowth(process.env.SVC_HEAP_GROWING_PERCENT);
   let logger;
   try {
     logger = pinoLogger({ level: logLevelOf(process.env.SVC_LOG_LEVEL) });
