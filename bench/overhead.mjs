@@ -463,7 +463,8 @@ function printTable(results) {
   if (results.routingDecision) {
     const rd = results.routingDecision;
     console.log('svc-auto routing decision (4 KB prompts): ' +
-      Object.entries(rd.prompts).map(([k, v]) => `${k} p50 +${fmt(v.addedP50Us, 1)} us / p99 +${fmt(v.addedP99Us, 1)} us`).join(', '));
+      Object.entries(rd.prompts).map(([k, v]) => `${k} p50 +${fmt(v.addedP50Us, 1)} us / p99 +${fmt(v.addedP99Us, 1)} us`).join(', ') +
+      (rd.machineP99Us === undefined ? '' : `; a plain loop as long, alternated with it: p99 ${fmt(rd.machineP99Us, 1)} us (the machine's own tail)`));
   }
   console.log('\ngoals (this run):');
   for (const g of results.goals) console.log(`  ${g.pass ? 'met    ' : 'NOT MET'}  ${g.goal}: ${fmt(g.value, 3)}`);

@@ -108,7 +108,7 @@ describe('sqlite store specifics', () => {
       expect(migrate(olderRaw, clock)).toEqual(migrations.filter((m) => m.version > 10).map((m) => m.version));
       expect(index()).not.toContain('holds_pending_by_lease');
       const plan = olderRaw.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${EXPIRED_HOLDS_SQL}`, T0, 10).map((row) => row.detail);
-      expect(plan[0]).toContain('USING INDEX holds_pending_by_owner');
+      expect(plan[0]).toContain('USING COVERING INDEX holds_pending_by_owner');
       clock.advance(2_000);
       expect(await older.ledger.reapExpiredHolds(10)).toBe(1);
       expect(olderRaw.all<{ id: string; status: string }>(`SELECT id, status FROM holds WHERE id IN ('hold_due', 'hold_live') ORDER BY id`)).toEqual([

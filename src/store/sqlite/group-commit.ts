@@ -103,14 +103,15 @@ export class GroupCommit {
 
   /** Runs and commits the queued writes now (before a transaction of its own, or closing). */
   flush(): void {
-    this.commit();
+    this.commitScheduled();
   }
 
   /**
-   * The turn's commit, run from setImmediate, where an exception would end the process with every request
-   * in flight. Nothing below is meant to throw (each statement's error is its write's; each ROLLBACK is
-   * guarded); should something still (a bug), the group's writes hear it, the transaction is rolled back,
-   * and the process goes on. Rejecting a promise that was settled already does nothing.
+   * The group's commit, run from setImmediate (where an exception would end the process with every request
+   * in flight) or by flush (where it would leave the queued writes unanswered and the transaction open for
+   * the caller's BEGIN to fail on). Nothing below is meant to throw (each statement's error is its write's;
+   * each ROLLBACK is guarded); should something still (a bug), the group's writes hear it, the transaction is
+   * rolled back, and the process goes on. Rejecting a promise that was settled already does nothing.
    */
   private commitScheduled(): void {
     const queue = this.queue;

@@ -165,8 +165,9 @@ export function renewLease(conn: SqliteConnection, holdId: string, leaseExpiresA
 
 /**
  * Oldest lease first, so a backlog is drained in the order the holds went stale. The partial index on pending
- * holds is named: it holds only them (the requests in flight, and a crash's orphans), where the planner,
- * with no index on the lease since schema v11, could otherwise walk the table of every hold ever made.
+ * holds is named: it holds only them (the requests in flight, and a crash's orphans) and every column read
+ * here (schema-v11.ts), where the planner, with no index led by the lease since v11, could otherwise walk the
+ * table of every hold ever made. It costs a scan of the pending holds and a sort of the due ones.
  */
 export const EXPIRED_HOLDS_SQL = `SELECT id FROM holds INDEXED BY holds_pending_by_owner WHERE status = 'pending' AND lease_expires_at <= ?
        ORDER BY lease_expires_at, created_at, id LIMIT ?`;
