@@ -174,11 +174,11 @@ export class SqliteConnection {
     if (reads !== null) for (const work of reads) work.run(this);
   }
 
-  /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
   // Each statement maps the driver's error (errors.ts) where it is thrown: a read outside any transaction
   // (a balance, a key, an account) on a failing disk or a file another process locked is a 503 to retry,
   // not the 500 it was; inside a transaction or a group the mapping is the same and done once more there.
 
+  /** Rows are typed by the caller's SQL; this is the one place that trusts the driver's untyped rows. */
   get<Row>(sql: string, ...params: SqlParam[]): Row | undefined {
     try {
       const { statement, writes, names } = this.statement(sql);

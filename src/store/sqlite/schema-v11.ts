@@ -7,8 +7,8 @@
  * pending holds: the requests in flight and a crash's orphans, however large the table of past holds grows)
  * and is written at every reserve and settle anyway; with the lease, creation time and id as its last
  * columns it answers the reaper's listing alone (holds.ts, expiredHoldIds: a scan of the pending holds and a
- * sort, about 25 ms for 200,000 of them, where a scan that looked up each row took 0.8 s), and its first
- * columns still answer the balance's sum of what is held. Store CPU a request: about 7 to 10% less with one
+ * sort, about 30 ms for 200,000 of them, where a scan that looked up each row took 0.8 s), and its first
+ * columns still answer the balance's sum of what is held. Store CPU a request: about 5% less with one
  * in flight (docs/performance.md, nineteenth session). Rebuilding the index reads only the pending holds.
  */
 export const schemaV11 = `
